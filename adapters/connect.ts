@@ -1,0 +1,61 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createPlatform, type Platform } from '../src/platform.js';
+import type { CourierPlatformOptions } from '../src/options.js';
+import type { QuotaIdentity } from '../src/quota/index.js';
+import { requireGuard } from './guard.js';
+import { fromNodeRequest, guardRequestOf, pathOf, writeNodeResponse } from './node.js';
+
+type NextFunction = (error?: unknown) => void;
+type Request = IncomingMessage & { body?: unknown; originalUrl?: string; platformAuth?: QuotaIdentity };
+type Middleware = (req: Request, res: ServerResponse, next: NextFunction) => void;
+
+export interface NodeMiddleware extends Middleware {
+  /** The framework-neutral platform behind this middleware. */
+  readonly platform: Platform;
+  /**
+   * Guards one of the host's OpenAPI routes with the quota: 401 without a valid Bearer token, 429
+   * when a period is used up; otherwise the call goes on with `req.platformAuth` set and the
+   * RateLimit headers on the response.
+   */
+  quota(apiPath?: string): Middleware;
+}
+
+/** Shared by the Connect and Express adapters: both hand over Node's own req/res. */
+export function nodeMiddleware(platform: Platform): NodeMiddleware {
+  const middleware = (req: Request, res: ServerResponse, next: NextFunction) => {
+    const url = req.url ?? '/';
+    if (!platform.owns(pathOf(url))) return next();
+    platform.handle(fromNodeRequest(req, url, req.body)).then((response) => {
+      if (response) writeNodeResponse(res, response);
+      else next();
+    }, next);
+  };
+  const quota = (apiPath?: string): Middleware => {
+    const guard = requireGuard(platform);
+    return (req, res, next) => {
+      // The quota counts the public path, whatever router the host mounted the route on.
+      guard(guardRequestOf(req, req.originalUrl ?? req.url ?? '/'), apiPath).then((verdict) => {
+        if (!verdict.pass) return writeNodeResponse(res, verdict.response);
+        for (const [name, value] of Object.entries(verdict.headers)) res.setHeader(name, value);
+        req.platformAuth = verdict.identity;
+        next();
+      }, next);
+    };
+  };
+  return Object.assign(middleware, { platform, quota });
+}
+
+/**
+ * Mounts the platform on a Connect app.
+ *
+ * @example
+ * import connect from 'connect';
+ * import { courierPlatform } from 'courier-platform/connect';
+ * const app = connect();
+ * app.use(courierPlatform({ courier: { upstreamUrl: 'https://courier.example/api' } }));
+ */
+export function courierPlatform(options?: CourierPlatformOptions<IncomingMessage>): NodeMiddleware {
+  return nodeMiddleware(createPlatform(options));
+}
+
+export type { CourierPlatformOptions };

@@ -1,0 +1,47 @@
+import type { Request, RequestHandler } from 'express';
+import { createPlatform, type Platform } from '../src/platform.js';
+import type { CourierPlatformOptions } from '../src/options.js';
+import { nodeMiddleware } from './connect.js';
+
+import type { QuotaIdentity } from '../src/quota/index.js';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      /** Set by `platform.quota()`: the calling application, its user and the granted scopes. */
+      platformAuth?: QuotaIdentity;
+    }
+  }
+}
+
+export interface ExpressPlatform extends RequestHandler {
+  readonly platform: Platform;
+  /**
+   * Guards one of the host's OpenAPI routes with the quota. The endpoint counted is the request's
+   * path, or `apiPath` when given: name it for parameterised routes so every id shares one quota.
+   *
+   * @example
+   * const platform = courierPlatform();
+   * app.use(platform);
+   * app.get('/openapi/v1/orders', platform.quota(), (req, res) => res.json({ app: req.platformAuth?.clientId }));
+   * app.get('/openapi/v1/orders/:id', platform.quota('/openapi/v1/orders/:id'), handler);
+   */
+  quota(apiPath?: string): RequestHandler;
+}
+
+/**
+ * Mounts the platform on an Express 4 or 5 app. Requests outside the platform's paths go on to
+ * the host's own routes untouched.
+ *
+ * @example
+ * import express from 'express';
+ * import { courierPlatform } from 'courier-platform/express';
+ * const app = express();
+ * app.use(courierPlatform({ courier: { credentials: { appId: 'my-app', appSecret: process.env.COURIER_SECRET! } } }));
+ */
+export function courierPlatform(options?: CourierPlatformOptions<Request>): ExpressPlatform {
+  return nodeMiddleware(createPlatform(options)) as unknown as ExpressPlatform;
+}
+
+export type { CourierPlatformOptions };

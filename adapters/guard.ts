@@ -1,0 +1,7 @@
+import type { Platform } from '../src/platform.js';
+
+/** `platform.quota()` exists only when the quota part is on; say so when the host builds its routes. */
+export function requireGuard(platform: Platform): NonNullable<Platform['guard']> {
+  if (!platform.guard) throw new TypeError('courier-platform: quota() needs the quota part, which is switched off (quota: false)');
+  return platform.guard;
+}

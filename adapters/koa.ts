@@ -1,0 +1,54 @@
+import type { Context, Middleware } from 'koa';
+import type { PlatformResponse } from '../src/core/http.js';
+import { createPlatform, type Platform } from '../src/platform.js';
+import type { CourierPlatformOptions } from '../src/options.js';
+import { requireGuard } from './guard.js';
+import { fromNodeRequest, guardRequestOf } from './node.js';
+
+export interface KoaPlatform extends Middleware {
+  readonly platform: Platform;
+  /**
+   * Guards one of the host's OpenAPI routes with the quota; `ctx.state.platformAuth` holds the
+   * calling application, its user and scopes.
+   */
+  quota(apiPath?: string): Middleware;
+}
+
+function respond(ctx: Context, response: PlatformResponse): void {
+  ctx.status = response.status;
+  ctx.set(response.headers);
+  ctx.body = response.body;
+}
+
+/**
+ * Mounts the platform on a Koa 2 or 3 app.
+ *
+ * @example
+ * import Koa from 'koa';
+ * import { courierPlatform } from 'courier-platform/koa';
+ * const app = new Koa();
+ * app.use(courierPlatform());
+ */
+export function courierPlatform(options?: CourierPlatformOptions<Context>): KoaPlatform {
+  const platform = createPlatform(options);
+  const middleware: Middleware = async (ctx, next) => {
+    if (!platform.owns(ctx.path)) return next();
+    const parsed = (ctx.request as { body?: unknown }).body;
+    const response = await platform.handle(fromNodeRequest(ctx.req, ctx.url, parsed, ctx));
+    if (!response) return next();
+    respond(ctx, response);
+  };
+  const quota = (apiPath?: string): Middleware => {
+    const guard = requireGuard(platform);
+    return async (ctx, next) => {
+      const verdict = await guard(guardRequestOf(ctx.req, ctx.originalUrl, ctx), apiPath);
+      if (!verdict.pass) return respond(ctx, verdict.response);
+      ctx.set(verdict.headers);
+      ctx.state.platformAuth = verdict.identity;
+      await next();
+    };
+  };
+  return Object.assign(middleware, { platform, quota });
+}
+
+export type { CourierPlatformOptions };

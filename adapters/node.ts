@@ -1,0 +1,47 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { PlatformRequest, PlatformResponse } from '../src/core/http.js';
+
+/** What body parsers leave on the request: body-parser sets `_body` once it has read the stream. */
+type ParsedRequest = IncomingMessage & { body?: unknown; _body?: boolean };
+
+/** The path part of a request URL. */
+export function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
+/**
+ * Translates a Node request. `url` is the path relative to the mount point plus the query
+ * string (Express and Connect strip the mount path from `req.url`, koa-mount from `ctx.url`).
+ */
+export function fromNodeRequest(req: ParsedRequest, url: string, parsedBody: unknown, raw: unknown = req): PlatformRequest {
+  const q = url.indexOf('?');
+  const streamRead = req.readableEnded || req._body === true;
+  let query: URLSearchParams | undefined;
+  return {
+    method: req.method ?? 'GET',
+    path: q === -1 ? url : url.slice(0, q),
+    // Parsed on first use: the quota guard and most routes never look at it.
+    get query() {
+      return (query ??= new URLSearchParams(q === -1 ? '' : url.slice(q + 1)));
+    },
+    headers: req.headers,
+    parsedBody: streamRead ? parsedBody : undefined,
+    body: streamRead ? undefined : req,
+    ip: req.socket.remoteAddress,
+    raw,
+  };
+}
+
+export function writeNodeResponse(res: ServerResponse, response: PlatformResponse): void {
+  res.statusCode = response.status;
+  for (const [name, value] of Object.entries(response.headers)) res.setHeader(name, value);
+  res.end(response.body);
+}
+
+const NO_QUERY = new URLSearchParams();
+
+/** What the quota guard reads of a request: the public path and the headers, nothing to parse. */
+export function guardRequestOf(req: IncomingMessage, url: string, raw: unknown = req): PlatformRequest {
+  return { method: req.method ?? 'GET', path: pathOf(url), query: NO_QUERY, headers: req.headers, raw };
+}

@@ -1,0 +1,46 @@
+/**
+ * Framework-neutral request and response. Adapters translate to and from these; nothing in
+ * `src/` knows which server framework is in front of it.
+ */
+
+export type HeaderValue = string | string[] | undefined;
+
+export interface PlatformRequest {
+  /** Upper-case HTTP method. */
+  readonly method: string;
+  /** Path relative to where the platform is mounted, without the query string. */
+  readonly path: string;
+  readonly query: URLSearchParams;
+  /** Header names in lower case, as Node delivers them. */
+  readonly headers: Readonly<Record<string, HeaderValue>>;
+  /**
+   * The body as the host's own parser left it (express.json, koa-bodyparser, express.raw),
+   * or `undefined` when nobody has read the request stream.
+   */
+  readonly parsedBody?: unknown;
+  /** The unread request stream; consumed at most once, and only when `parsedBody` is undefined. */
+  readonly body?: AsyncIterable<Uint8Array>;
+  /** The peer address as the adapter sees it. */
+  readonly ip?: string;
+  /** The framework's own request (Express/Connect `req`, Koa `ctx`), handed to host callbacks only. */
+  readonly raw?: unknown;
+}
+
+export interface PlatformResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export function header(request: PlatformRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): PlatformResponse {
+  return {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+    body: JSON.stringify(body),
+  };
+}

@@ -1,0 +1,71 @@
+export { createPlatform, type Platform } from './platform.js';
+export type { CourierOptions, CourierPlatformOptions } from './options.js';
+export type { PlatformRequest, PlatformResponse, HeaderValue } from './core/http.js';
+export type { Envelope } from './core/envelope.js';
+export type { Logger, LogFields } from './core/logger.js';
+export {
+  PlatformError,
+  ValidationError,
+  BadRequestError,
+  UnauthorizedError,
+  NotFoundError,
+  MethodNotAllowedError,
+  PayloadTooLargeError,
+  UnsupportedMediaTypeError,
+  UpstreamError,
+  UpstreamTimeoutError,
+  type PlatformErrorCode,
+  type FieldIssue,
+} from './core/errors.js';
+export { canonicalString, md5Signer, hmacSha256Signer, type Signer, type SignerOption, type SignFields } from './courier/signing.js';
+export type { CourierTransport, UpstreamCall } from './courier/transport.js';
+export type { CourierCredentials } from './courier/proxy.js';
+export { COURIER_OPERATION_NAMES, type CourierOperationName, type UpstreamEnvelope } from './courier/operations.js';
+export type { Clock } from './core/clock.js';
+export type {
+  OAuthOptions,
+  OAuthUser,
+  OAuthClientConfig,
+  OAuthLifetimes,
+  BruteForceOptions,
+} from './oauth/options.js';
+export type { SigningKeyInput } from './oauth/keys.js';
+export { hashClientSecret, verifyClientSecret } from './oauth/client-secret.js';
+export { createLoginThrottle, type LoginThrottle } from './oauth/throttle.js';
+export {
+  createMemoryOAuthStore,
+  createRedisOAuthStore,
+  createPostgresOAuthStore,
+  type OAuthStore,
+  type OAuthClientRecord,
+  type AuthorizedUser,
+  type TokenRef,
+  type AuthorizationCodeRecord,
+  type AccessTokenRecord,
+  type RefreshTokenRecord,
+  type GrantType,
+  type RedisLike,
+  type PgQueryable,
+  type PostgresOAuthStore,
+} from './oauth/store/index.js';
+export type { QuotaOptions } from './options.js';
+export type { TokenVerifier, GuardVerdict } from './openapi/guard.js';
+export {
+  createMemoryQuotaStore,
+  createRedisQuotaStore,
+  createPostgresQuotaStore,
+  createStaticRuleSource,
+  normalizeApiPath,
+  SYSTEM_DEFAULTS,
+  type QuotaStore,
+  type QuotaRule,
+  type QuotaDefaults,
+  type QuotaScope,
+  type RuleSource,
+  type QuotaIdentity,
+  type QuotaPeriod,
+  type QuotaReport,
+  type OnStoreError,
+  type PostgresQuotaStore,
+  type RedisQuotaStore,
+} from './quota/index.js';

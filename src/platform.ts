@@ -1,0 +1,120 @@
+import { systemClock } from './core/clock.js';
+import { PlatformError } from './core/errors.js';
+import type { PlatformRequest, PlatformResponse } from './core/http.js';
+import { consoleLogger, safeLogger, type Logger } from './core/logger.js';
+import { Router } from './core/router.js';
+import { courierCatalog } from './courier/catalog.js';
+import { courierErrorFormatter, courierRoutes } from './courier/proxy.js';
+import { resolveSigner } from './courier/signing.js';
+import { createHttpTransport, type CourierTransport } from './courier/transport.js';
+import { createInProcessSandboxTransport } from './courier/sandbox-transport.js';
+import type { OAuthOptions } from './oauth/options.js';
+import { createOAuth } from './oauth/setup.js';
+import { getQuotaRoute, guardRequest, type GuardVerdict, type TokenVerifier } from './openapi/guard.js';
+import { checkOptions, type CourierOptions, type CourierPlatformOptions, type QuotaOptions } from './options.js';
+import { createQuotaService } from './quota/index.js';
+
+export interface Platform {
+  /**
+   * Answers a request that belongs to the platform, or resolves `undefined` so the adapter
+   * passes it on to the host app untouched.
+   */
+  handle(request: PlatformRequest): Promise<PlatformResponse | undefined>;
+  /**
+   * Whether a path (relative to the mount point, no query) belongs to the platform. Adapters ask
+   * first, so the host's own requests go on synchronously, without a request object or a promise.
+   */
+  owns(path: string): boolean;
+  /** Resolves when keys are loaded and configured clients are stored; rejects with the reason otherwise. */
+  ready(): Promise<void>;
+  /**
+   * The quota guard for one of the host's OpenAPI calls. The endpoint is `apiPath` when given
+   * (for parameterised routes: `/openapi/v1/orders/:id`), else the full public `request.path`.
+   * Adapters wrap it as `platform.quota(apiPath?)`.
+   */
+  readonly guard?: (request: PlatformRequest, apiPath?: string) => Promise<GuardVerdict>;
+  readonly logger: Logger;
+}
+
+const DEFAULT_BODY_LIMIT = 100 * 1024;
+
+function courierTransport(options: CourierOptions, logger: Logger): CourierTransport {
+  if (options.transport) return options.transport;
+  if (options.upstreamUrl) {
+    return createHttpTransport({ url: options.upstreamUrl, timeoutMs: options.timeoutMs ?? 10_000, retries: options.retries ?? 2 });
+  }
+  logger.warn('courier.upstreamUrl is not set: courier calls go to the built-in sandbox, not a real courier platform');
+  return createInProcessSandboxTransport(options.signer);
+}
+
+/** Builds the framework-neutral platform; the adapters wrap this. */
+export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): Platform {
+  const options = checkOptions(rawOptions);
+  const logger = safeLogger(options.logger ?? consoleLogger);
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const now = options.now ?? systemClock;
+  const clientIp = (request: PlatformRequest) => options.clientIp?.(request) ?? request.ip ?? 'unknown';
+  const router = new Router();
+  const starting: Promise<void>[] = [];
+
+  let verifyToken: TokenVerifier | undefined;
+  if (options.oauth !== false) {
+    // The core hands `raw` through untouched; only the adapter knows its type.
+    const oauth = createOAuth((options.oauth ?? {}) as OAuthOptions, { now, logger, bodyLimit, clientIp });
+    router.addNamespace(oauth.namespace);
+    for (const route of oauth.routes) router.add(route);
+    starting.push(oauth.ready);
+    verifyToken = oauth.verifyAccessToken;
+  }
+
+  let guard: Platform['guard'];
+  // Without the OAuth server nothing can identify an application, unless the host says how.
+  const quotaWanted = options.quota !== false && (options.quota !== undefined || verifyToken !== undefined);
+  if (quotaWanted) {
+    const quotaOptions: QuotaOptions = options.quota || {};
+    const verify = quotaOptions.verifyToken ?? verifyToken;
+    if (!verify) throw new TypeError('courier-platform: quota.verifyToken is required when the OAuth server is off (oauth: false)');
+    const { basePath = '/openapi/v1', verifyToken: _verify, ...serviceOptions } = quotaOptions;
+    const quota = createQuotaService({ ...serviceOptions, now, logger });
+    router.add(getQuotaRoute(basePath, quota, verify));
+    guard = (request, apiPath) => guardRequest(request, quota, verify, apiPath);
+  }
+
+  if (options.courier !== false) {
+    const courier = options.courier ?? {};
+    const basePath = courier.basePath ?? '/courier';
+    router.addNamespace({ prefix: basePath, formatError: courierErrorFormatter });
+    const routes = courierRoutes(courierCatalog, {
+      basePath,
+      credentials: courier.credentials,
+      version: courier.version ?? '1.0',
+      signer: resolveSigner(courier.signer),
+      transport: courierTransport(courier, logger),
+      bodyLimit,
+      logger,
+    });
+    for (const route of routes) router.add(route);
+  }
+
+  const ready = Promise.all(starting).then(() => undefined);
+  ready.catch(() => {}); // reported by each part's own logger; callers see it through ready()
+
+  return {
+    logger,
+    ready: () => ready,
+    guard,
+    owns: (path) => router.owns(path),
+    async handle(request) {
+      const match = router.match(request.method, request.path);
+      if (match.kind === 'none') return undefined;
+      if (match.kind === 'error') return match.formatError(match.error);
+      try {
+        return await match.route.handler(request);
+      } catch (error) {
+        if (error instanceof PlatformError) return match.route.formatError(error);
+        logger.error('unexpected error while handling a platform request', { path: request.path, error });
+        return match.route.formatError(new PlatformError(500, 'internal_error', 'Internal error; the platform log has details'));
+      }
+    },
+  };
+}

@@ -1,0 +1,96 @@
+import { readBasicAuth } from '../core/basic-auth.js';
+import { readBody } from '../core/body.js';
+import { errorEnvelope, failure, ok } from '../core/envelope.js';
+import { BadRequestError, PlatformError, UnauthorizedError } from '../core/errors.js';
+import type { PlatformRequest, PlatformResponse } from '../core/http.js';
+import type { Logger } from '../core/logger.js';
+import type { Route } from '../core/router.js';
+import { parseWith } from '../core/validation.js';
+import type { CourierOperation } from './catalog.js';
+import { RESERVED_FIELDS } from './operations.js';
+import type { Signer } from './signing.js';
+import type { CourierTransport } from './transport.js';
+
+export interface CourierCredentials {
+  appId: string;
+  appSecret: string;
+}
+
+export interface CourierProxyConfig {
+  basePath: string;
+  credentials: CourierCredentials | undefined;
+  version: string;
+  signer: Signer;
+  transport: CourierTransport;
+  bodyLimit: number;
+  logger: Logger;
+}
+
+const CHALLENGE = 'Basic realm="courier", charset="UTF-8"';
+
+function credentialsFor(request: PlatformRequest, configured: CourierCredentials | undefined): CourierCredentials {
+  const auth = readBasicAuth(request);
+  if (auth.kind === 'basic') return { appId: auth.user, appSecret: auth.password };
+  if (auth.kind === 'malformed') throw new UnauthorizedError(`${auth.reason} (user = upstream app id, password = app secret)`, CHALLENGE);
+  if (configured) return configured;
+  throw new UnauthorizedError(
+    'No courier credentials: send Basic Auth (user = upstream app id, password = app secret) or configure courier.credentials',
+    CHALLENGE,
+  );
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+async function businessInput(request: PlatformRequest, operation: CourierOperation, bodyLimit: number): Promise<Record<string, unknown>> {
+  if (operation.method === 'GET') return Object.fromEntries(request.query);
+  const body = await readBody(request, { limit: bodyLimit, accept: ['json'] });
+  if (body === undefined) return {};
+  if (!isPlainObject(body)) throw new BadRequestError('Request body must be a JSON object');
+  return body;
+}
+
+function rejectReservedFields(input: Record<string, unknown>): void {
+  const sent = RESERVED_FIELDS.filter((field) => Object.hasOwn(input, field));
+  if (sent.length > 0) {
+    throw new PlatformError(400, 'forbidden_field', `Do not send ${sent.join(', ')}: the platform adds api, appId, version and sign itself`, {
+      data: { errors: sent.map((field) => ({ field, rule: 'forbidden_field', message: 'is added by the platform' })) },
+    });
+  }
+}
+
+function operationHandler(operation: CourierOperation, config: CourierProxyConfig) {
+  return async (request: PlatformRequest): Promise<PlatformResponse> => {
+    const credentials = credentialsFor(request, config.credentials);
+    const input = await businessInput(request, operation, config.bodyLimit);
+    rejectReservedFields(input);
+    const params = parseWith(operation.schema, input);
+
+    const fields = { ...params, api: operation.name, appId: credentials.appId, version: config.version };
+    const body = { ...fields, sign: config.signer(fields, credentials.appSecret) };
+    const started = performance.now();
+    try {
+      const reply = await config.transport({ api: operation.name, body, idempotent: operation.idempotent });
+      if (reply.code === 0) return ok(reply.data);
+      return failure(200, reply.message || `The courier platform refused the call (code ${reply.code})`, { upstreamCode: reply.code });
+    } catch (error) {
+      config.logger.warn('courier call failed', { api: operation.name, error, ms: performance.now() - started });
+      throw error;
+    }
+  };
+}
+
+const formatError = (error: PlatformError) => errorEnvelope(error);
+
+/** One route per catalog row; routing, validation, signing and forwarding are written once. */
+export function courierRoutes(catalog: readonly CourierOperation[], config: CourierProxyConfig): Route[] {
+  return catalog.map((operation) => ({
+    method: operation.method,
+    path: `${config.basePath}/${operation.name}`,
+    handler: operationHandler(operation, config),
+    formatError,
+  }));
+}
+
+export { formatError as courierErrorFormatter };

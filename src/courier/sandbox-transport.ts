@@ -1,0 +1,12 @@
+import { createSandbox } from '../sandbox/index.js';
+import type { SignerOption } from './signing.js';
+import type { CourierTransport } from './transport.js';
+
+/**
+ * The transport used when no upstream is configured: the bundled sandbox answers in-process, so
+ * `courierPlatform()` with no options still has working courier operations to develop against.
+ */
+export function createInProcessSandboxTransport(signer: SignerOption | undefined): CourierTransport {
+  const sandbox = createSandbox(signer === undefined ? {} : { signer });
+  return async (call) => sandbox.handle(call.body);
+}

@@ -1,0 +1,59 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { canonicalString, hmacSha256Signer, md5Signer, resolveSigner, signaturesMatch } from '../../src/courier/signing.js';
+
+interface Vector {
+  name: string;
+  secret: string;
+  fields: Record<string, unknown>;
+  canonical: string;
+  md5: string;
+  'hmac-sha256': string;
+}
+
+// A copy lives in the repo so a clone on its own can run the tests; the seed's file is the source.
+const fixture = fileURLToPath(new URL('../fixtures/signing-vectors.json', import.meta.url));
+const seed = fileURLToPath(new URL('../../../shared/signing-vectors.json', import.meta.url));
+const vectors = JSON.parse(readFileSync(fixture, 'utf8')) as Vector[];
+
+describe('upstream signing (CONTRACT section 4)', () => {
+  it('has vectors to check against', () => {
+    expect(vectors.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it.runIf(existsSync(seed))('the fixture is the same as the seed\'s signing-vectors.json', () => {
+    expect(JSON.parse(readFileSync(seed, 'utf8'))).toEqual(vectors);
+  });
+
+  describe.each(vectors)('$name', (vector) => {
+    it('builds the canonical string', () => {
+      expect(canonicalString(vector.fields)).toBe(vector.canonical);
+    });
+    it('md5 preset matches', () => {
+      expect(md5Signer(vector.fields, vector.secret)).toBe(vector.md5);
+    });
+    it('hmac-sha256 preset matches', () => {
+      expect(hmacSha256Signer(vector.fields, vector.secret)).toBe(vector['hmac-sha256']);
+    });
+    it('ignores an existing sign field', () => {
+      expect(md5Signer({ ...vector.fields, sign: 'WHATEVER' }, vector.secret)).toBe(vector.md5);
+    });
+  });
+
+  it('a custom signer function replaces the presets', () => {
+    const custom = resolveSigner((fields, secret) => `${Object.keys(fields).length}:${secret.length}`);
+    expect(custom({ a: 1, b: 2 }, 'xyz')).toBe('2:3');
+  });
+
+  it('rejects an unknown preset name at configuration time', () => {
+    expect(() => resolveSigner('sha1' as never)).toThrow(TypeError);
+  });
+
+  it('compares signatures case-insensitively and rejects non-strings', () => {
+    const sign = md5Signer({ api: 'x' }, 's');
+    expect(signaturesMatch(sign.toLowerCase(), sign)).toBe(true);
+    expect(signaturesMatch(sign.slice(1), sign)).toBe(false);
+    expect(signaturesMatch(42, sign)).toBe(false);
+  });
+});

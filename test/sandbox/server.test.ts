@@ -1,0 +1,442 @@
+import { request } from 'node:http';
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hmacSha256Signer, md5Signer } from '../../src/courier/signing.js';
+import { createSandbox, startSandbox, type RunningSandbox, type StartedSandbox } from '../../src/sandbox/index.js';
+import { APP_ID, call, manualClock, orderParams, post, signed } from './helpers.js';
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+describe('sandbox over HTTP: the 13 operations', () => {
+  let upstream: StartedSandbox;
+  beforeAll(async () => {
+    upstream = await startSandbox();
+  });
+  afterAll(() => upstream.close());
+
+  it('get_address: buildings with floors, floor ids unique across buildings', async () => {
+    const envelope = await call(upstream.url, 'get_address');
+    expect(envelope).toMatchObject({ code: 0, message: 'ok' });
+    const mansions = envelope.data as { mansionId: number; mansionName: string; floors: { floorId: number; floorName: string }[] }[];
+    expect(mansions).toHaveLength(4);
+    const floorIds = mansions.flatMap((mansion) => mansion.floors.map((floor) => floor.floorId));
+    expect(new Set(floorIds).size).toBe(floorIds.length);
+    for (const mansion of mansions) {
+      expect(mansion).toEqual({ mansionId: expect.any(Number), mansionName: expect.any(String), floors: expect.any(Array) });
+      expect(mansion.floors.length).toBeGreaterThanOrEqual(3);
+      expect(mansion.floors.length).toBeLessThanOrEqual(6);
+      for (const floor of mansion.floors) expect(floor).toEqual({ floorId: expect.any(Number), floorName: expect.any(String) });
+    }
+  });
+
+  it('get_express_type: ids 1..3 with names', async () => {
+    const { data } = await call(upstream.url, 'get_express_type');
+    expect(data.map((t: any) => t.expressTypeId)).toEqual([1, 2, 3]);
+    for (const type of data) expect(type).toEqual({ expressTypeId: expect.any(Number), expressTypeName: expect.any(String) });
+  });
+
+  it('get_express_tags: bit-flag ids 1, 2, 4, 8 with names', async () => {
+    const { data } = await call(upstream.url, 'get_express_tags');
+    expect(data.map((t: any) => t.expressTagId)).toEqual([1, 2, 4, 8]);
+    for (const tag of data) expect(tag).toEqual({ expressTagId: expect.any(Number), expressTagName: expect.any(String) });
+  });
+
+  it('get_balance: the six numeric fields', async () => {
+    const { data } = await call(upstream.url, 'get_balance');
+    expect(Object.keys(data).sort()).toEqual(
+      ['creditAmount', 'creditBalance', 'creditDays', 'isCredit', 'onlineBalance', 'proxyBalance'],
+    );
+    for (const value of Object.values(data)) expect(typeof value).toBe('number');
+    expect(data.isCredit).toBe(1);
+  });
+
+  it('get_coupon: ids, ISO validity window and amounts', async () => {
+    const { data } = await call(upstream.url, 'get_coupon');
+    expect(data.length).toBeGreaterThan(0);
+    for (const coupon of data) {
+      expect(coupon).toEqual({
+        couponId: expect.any(Number),
+        validityBtime: expect.stringMatching(ISO),
+        validityEtime: expect.stringMatching(ISO),
+        couponAmount: expect.any(Number),
+      });
+    }
+  });
+
+  it('billing_fee: the seven fee fields, amounts in cents precision', async () => {
+    const { code, data } = await call(upstream.url, 'billing_fee', orderParams({ expressTagIds: 2, goodsWeight: 1.2 }));
+    expect(code).toBe(0);
+    expect(data).toEqual({
+      serviceCharge: 21, // 8 + 2 (second kg) + 3 + 3 + 5 urgent
+      payAmount: 21,
+      fetchServiceCharge: 3,
+      sendServiceCharge: 3,
+      overweightServiceCharge: 0,
+      surcharge: [{ expressTagId: 2, name: 'Urgent', amount: 5 }],
+      couponAmount: 0,
+    });
+  });
+
+  it('create_order: orderId, companyId and a label only when returnPrintImg is 1', async () => {
+    const plain = await call(upstream.url, 'create_order', orderParams());
+    expect(plain.data).toEqual({ orderId: expect.stringMatching(/^SO\d{8}\d{6,}$/), companyId: expect.any(Number), printImgUrl: '' });
+    const labelled = await call(upstream.url, 'create_order', orderParams({ returnPrintImg: 1 }));
+    expect(labelled.data.printImgUrl).toBe(`http://sandbox.invalid/labels/${labelled.data.orderId}.png`);
+    expect(labelled.data.orderId).not.toBe(plain.data.orderId);
+  });
+
+  it('create_agent_order: also payInfo, the payment QR-code address of the wallet', async () => {
+    const { data } = await call(upstream.url, 'create_agent_order', orderParams({ paymentId: 2 }));
+    expect(data).toEqual({
+      orderId: expect.stringMatching(/^SO/),
+      companyId: expect.any(Number),
+      printImgUrl: '',
+      payInfo: `http://sandbox.invalid/pay/${data.orderId}?wallet=2`,
+    });
+  });
+
+  it('cancel_order, query_order_logs, query_account_details: the trail of an order', async () => {
+    const { data: created } = await call(upstream.url, 'create_order', orderParams({ sellerOrderNo: 'TRAIL-1' }));
+    const orderId = created.orderId as string;
+
+    const before = await call(upstream.url, 'query_order_logs', { orderId });
+    expect(before.data).toEqual([
+      {
+        opId: expect.any(Number),
+        opTypeName: 'created',
+        opTime: expect.stringMatching(ISO),
+        opText: expect.stringContaining('Order created'),
+        opImg: '',
+        opName: expect.any(String),
+        opMobilePhone: expect.any(String),
+      },
+    ]);
+
+    const cancelled = await call(upstream.url, 'cancel_order', { orderId, cancelMemo: 'wrong address' });
+    expect(cancelled).toEqual({ code: 0, message: 'ok', data: { orderId, cancelled: true } });
+
+    const after = await call(upstream.url, 'query_order_logs', { sellerOrderNo: 'TRAIL-1' });
+    expect(after.data.map((log: any) => log.opTypeName)).toEqual(['created', 'cancelled']);
+    expect(after.data[1].opText).toContain('wrong address');
+    expect(after.data[1].opId).toBeGreaterThan(after.data[0].opId);
+
+    const today = new Date().toISOString().slice(0, 10);
+    const bills = await call(upstream.url, 'query_account_details', { startDate: today, endDate: today, orderId });
+    expect(bills.data.total).toBe(2);
+    expect(bills.data.records).toBe(bills.data.rows.length);
+    expect(bills.data.rows).toEqual([
+      { orderId, feeTypeName: 'freight', titleTypeName: 'card payment', costAmount: 14, incomeAmount: 0, opTime: expect.stringMatching(ISO) },
+      { orderId, feeTypeName: 'freight refund', titleTypeName: 'card payment', costAmount: 0, incomeAmount: 14, opTime: expect.stringMatching(ISO) },
+    ]);
+
+    const again = await call(upstream.url, 'cancel_order', { orderId });
+    expect(again).toMatchObject({ code: 40902, data: null });
+    expect(again.message).toContain('already cancelled');
+    expect((await call(upstream.url, 'query_order_logs', { orderId })).data).toHaveLength(2);
+
+    expect((await call(upstream.url, 'cancel_order', { orderId: 'SO-nope' })).code).toBe(40401);
+    expect((await call(upstream.url, 'cancel_order', {})).code).toBe(40004);
+  });
+
+  it('create_pre_order and query_pre_order_status: pending until confirmed', async () => {
+    const created = await call(upstream.url, 'create_pre_order', {
+      orderTypeId: 1,
+      customerAddress: 'Somewhere 5',
+      myAddress: 'Elsewhere 9',
+      goodsWeight: 2,
+    });
+    expect(created).toEqual({ code: 0, message: 'ok', data: { preorderId: expect.stringMatching(/^PO/) } });
+    const status = await call(upstream.url, 'query_pre_order_status', { preorderId: created.data.preorderId });
+    expect(status.data).toEqual({ preorderId: created.data.preorderId, statusId: 1, statusName: 'pending confirmation' });
+    expect('orderId' in status.data).toBe(false);
+  });
+
+  it('rejects a duplicate sellerOrderNo across orders and pre-orders with 40901', async () => {
+    expect((await call(upstream.url, 'create_order', orderParams({ sellerOrderNo: 'DUP-1' }))).code).toBe(0);
+    const second = await call(upstream.url, 'create_order', orderParams({ sellerOrderNo: 'DUP-1' }));
+    expect(second).toMatchObject({ code: 40901, data: null });
+    expect(second.message).toContain('DUP-1');
+    expect((await call(upstream.url, 'create_agent_order', orderParams({ sellerOrderNo: 'DUP-1' }))).code).toBe(40901);
+    expect((await call(upstream.url, 'create_pre_order', { sellerOrderNo: 'DUP-1' })).code).toBe(40901);
+  });
+
+  it('answers any path with POST as an upstream call', async () => {
+    const answer = await post(upstream.url, signed('get_express_type'), '/open/api/gateway?x=1');
+    expect(answer.status).toBe(200);
+    expect(answer.body.code).toBe(0);
+    expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
+  });
+});
+
+describe('sandbox over HTTP: rejected calls', () => {
+  let upstream: StartedSandbox;
+  beforeAll(async () => {
+    upstream = await startSandbox();
+  });
+  afterAll(() => upstream.close());
+
+  it('bad signature: HTTP 200, code 40001, secret not in the message', async () => {
+    const answer = await post(upstream.url, { ...signed('get_balance'), sign: 'ABCDEF' });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ code: 40001, data: null });
+    expect(answer.body.message).not.toContain('sandbox-secret');
+  });
+
+  it('unknown app: HTTP 200, code 40002', async () => {
+    const answer = await post(upstream.url, signed('get_balance', {}, { appId: 'stranger' }));
+    expect(answer).toMatchObject({ status: 200, body: { code: 40002, message: 'unknown appId "stranger"', data: null } });
+  });
+
+  it('unknown api: HTTP 200, code 40003', async () => {
+    const answer = await post(upstream.url, signed('get_weather'));
+    expect(answer).toMatchObject({ status: 200, body: { code: 40003, data: null } });
+  });
+
+  it('malformed JSON: HTTP 400, code 40000', async () => {
+    for (const raw of ['{"api":', '', 'not json']) {
+      const answer = await post(upstream.url, raw);
+      expect(answer.status).toBe(400);
+      expect(answer.body).toEqual({ code: 40000, message: 'body is not valid JSON', data: null });
+    }
+  });
+
+  it('valid JSON that is not an object: HTTP 200, code 40000', async () => {
+    const answer = await post(upstream.url, '[1,2]');
+    expect(answer).toMatchObject({ status: 200, body: { code: 40000, data: null } });
+  });
+
+  it('non-POST: HTTP 405 with Allow: POST', async () => {
+    const response = await fetch(upstream.url, { method: 'GET' });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST');
+    expect(await response.json()).toMatchObject({ code: 40500, data: null });
+  });
+
+  it('body over 1 MiB: HTTP 413 JSON', async () => {
+    const big = JSON.stringify({ ...signed('get_address'), padding: 'x'.repeat(1024 * 1024) });
+    const response = await fetch(upstream.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: big });
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({ code: 41300, data: null });
+    // the server is still fine afterwards
+    expect((await call(upstream.url, 'get_address')).code).toBe(0);
+  });
+
+  it('body over 1 MiB sent chunked (no Content-Length): HTTP 413 JSON', async () => {
+    const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = request(upstream.url, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on('error', reject);
+      const chunk = 'x'.repeat(64 * 1024);
+      req.write('{"padding":"');
+      for (let i = 0; i < 17; i++) req.write(chunk);
+      req.end('"}');
+    });
+    expect(status).toBe(413);
+    expect(JSON.parse(text)).toMatchObject({ code: 41300, data: null });
+  });
+
+  it('a body just under 1 MiB is accepted', async () => {
+    const base = JSON.stringify(signed('get_address', { padding: '' }));
+    const padding = 'x'.repeat(1024 * 1024 - base.length - 200);
+    const answer = await post(upstream.url, signed('get_address', { padding }));
+    expect(answer.status).toBe(200);
+    expect(answer.body.code).toBe(0);
+  });
+});
+
+describe('sandbox over HTTP: signer option', () => {
+  it('with hmac-sha256 accepts HMAC signatures and rejects MD5 ones', async () => {
+    const upstream = await startSandbox({ signer: 'hmac-sha256' });
+    try {
+      expect((await call(upstream.url, 'get_address', {}, { signer: hmacSha256Signer })).code).toBe(0);
+      expect((await call(upstream.url, 'get_address', {}, { signer: md5Signer })).code).toBe(40001);
+    } finally {
+      await upstream.close();
+    }
+  });
+});
+
+describe('sandbox over HTTP: per-app state', () => {
+  const apps = { 'app-a': 'secret-a', 'app-b': 'secret-b' };
+  let upstream: StartedSandbox;
+  beforeAll(async () => {
+    upstream = await startSandbox({ apps });
+  });
+  afterAll(() => upstream.close());
+
+  const as = (appId: 'app-a' | 'app-b') => ({ appId, secret: apps[appId] });
+
+  it('keeps orders, bills, pre-orders and balances apart', async () => {
+    const { data } = await call(upstream.url, 'create_order', orderParams({ paymentId: 12, sellerOrderNo: 'SHARED' }), as('app-a'));
+    const orderId = data.orderId as string;
+
+    expect((await call(upstream.url, 'query_order_logs', { orderId }, as('app-b'))).code).toBe(40401);
+    expect((await call(upstream.url, 'query_order_logs', { sellerOrderNo: 'SHARED' }, as('app-b'))).code).toBe(40401);
+    expect((await call(upstream.url, 'cancel_order', { orderId }, as('app-b'))).code).toBe(40401);
+    expect((await call(upstream.url, 'query_account_details', {}, as('app-b'))).data.total).toBe(0);
+    expect((await call(upstream.url, 'query_account_details', {}, as('app-a'))).data.total).toBe(1);
+    // the same sellerOrderNo is free in the other app
+    expect((await call(upstream.url, 'create_order', orderParams({ sellerOrderNo: 'SHARED' }), as('app-b'))).code).toBe(0);
+
+    expect((await call(upstream.url, 'get_balance', {}, as('app-a'))).data.onlineBalance).toBe(986);
+    expect((await call(upstream.url, 'get_balance', {}, as('app-b'))).data.onlineBalance).toBe(1000);
+
+    const { data: pre } = await call(upstream.url, 'create_pre_order', {}, as('app-a'));
+    expect((await call(upstream.url, 'query_pre_order_status', { preorderId: pre.preorderId }, as('app-b'))).code).toBe(40402);
+    const confirm = await post(upstream.url, { appId: 'app-b', preorderId: pre.preorderId }, '/_sandbox/pre_orders/confirm');
+    expect(confirm).toMatchObject({ status: 404, body: { code: 40402 } });
+  });
+
+  it('an app cannot use another app secret', async () => {
+    expect((await call(upstream.url, 'get_balance', {}, { appId: 'app-a', secret: 'secret-b' })).code).toBe(40001);
+  });
+});
+
+describe('sandbox over HTTP: balance payment', () => {
+  it('decreases onlineBalance by payAmount, refuses when short, refunds on cancel', async () => {
+    const upstream = await startSandbox({ initialBalance: { onlineBalance: 30 } });
+    try {
+      const fee = (await call(upstream.url, 'billing_fee', orderParams({ paymentId: 12, goodsWeight: 3 }))).data;
+      expect(fee.payAmount).toBe(18);
+      const { data } = await call(upstream.url, 'create_order', orderParams({ paymentId: 12, goodsWeight: 3 }));
+      expect((await call(upstream.url, 'get_balance')).data.onlineBalance).toBe(12);
+
+      const short = await call(upstream.url, 'create_order', orderParams({ paymentId: 12, goodsWeight: 3 }));
+      expect(short.code).toBe(40903);
+      expect((await call(upstream.url, 'get_balance')).data.onlineBalance).toBe(12);
+
+      await call(upstream.url, 'cancel_order', { orderId: data.orderId });
+      expect((await call(upstream.url, 'get_balance')).data.onlineBalance).toBe(30);
+    } finally {
+      await upstream.close();
+    }
+  });
+});
+
+describe('sandbox over HTTP: pre-order control endpoints', () => {
+  let upstream: StartedSandbox;
+  beforeAll(async () => {
+    upstream = await startSandbox();
+  });
+  afterAll(() => upstream.close());
+
+  it('confirm moves 1 -> 2 with an orderId usable in query_order_logs', async () => {
+    const { data } = await call(upstream.url, 'create_pre_order', { customerAddress: 'Dock 4' });
+    const preorderId = data.preorderId as string;
+    const confirmed = await post(upstream.url, { appId: APP_ID, preorderId }, '/_sandbox/pre_orders/confirm');
+    expect(confirmed.status).toBe(200);
+    expect(confirmed.body).toEqual({
+      code: 0,
+      message: 'ok',
+      data: { preorderId, statusId: 2, orderId: expect.stringMatching(/^SO/) },
+    });
+    const orderId = confirmed.body.data.orderId as string;
+
+    const status = await call(upstream.url, 'query_pre_order_status', { preorderId });
+    expect(status.data).toEqual({ preorderId, statusId: 2, statusName: 'ordered', orderId });
+    const logs = await call(upstream.url, 'query_order_logs', { orderId });
+    expect(logs.code).toBe(0);
+    expect(logs.data[0]).toMatchObject({ opTypeName: 'created' });
+
+    const twice = await post(upstream.url, { appId: APP_ID, preorderId }, '/_sandbox/pre_orders/confirm');
+    expect(twice).toMatchObject({ status: 409, body: { code: 40905, data: null } });
+  });
+
+  it('confirm through the Sandbox object works the same way', async () => {
+    const { data } = await call(upstream.url, 'create_pre_order', {});
+    const orderId = upstream.sandbox.confirmPreOrder(APP_ID, data.preorderId);
+    expect((await call(upstream.url, 'query_pre_order_status', { preorderId: data.preorderId })).data.orderId).toBe(orderId);
+    expect((await call(upstream.url, 'query_order_logs', { orderId })).code).toBe(0);
+  });
+
+  it('cancel moves 1 -> 0 and the status has no orderId', async () => {
+    const { data } = await call(upstream.url, 'create_pre_order', {});
+    const cancelled = await post(upstream.url, { appId: APP_ID, preorderId: data.preorderId }, '/_sandbox/pre_orders/cancel');
+    expect(cancelled).toMatchObject({ status: 200, body: { code: 0, data: { preorderId: data.preorderId, statusId: 0 } } });
+    expect('orderId' in cancelled.body.data).toBe(false);
+    const status = await call(upstream.url, 'query_pre_order_status', { preorderId: data.preorderId });
+    expect(status.data).toEqual({ preorderId: data.preorderId, statusId: 0, statusName: 'cancelled' });
+  });
+
+  it('answers errors with matching HTTP statuses', async () => {
+    expect(await post(upstream.url, { appId: APP_ID, preorderId: 'PO-missing' }, '/_sandbox/pre_orders/confirm')).toMatchObject({
+      status: 404,
+      body: { code: 40402 },
+    });
+    expect(await post(upstream.url, { appId: 'stranger', preorderId: 'PO1' }, '/_sandbox/pre_orders/cancel')).toMatchObject({
+      status: 400,
+      body: { code: 40002 },
+    });
+    expect(await post(upstream.url, { preorderId: 'PO1' }, '/_sandbox/pre_orders/confirm')).toMatchObject({
+      status: 400,
+      body: { code: 40004 },
+    });
+    expect(await post(upstream.url, {}, '/_sandbox/nothing')).toMatchObject({ status: 404, body: { code: 40400 } });
+  });
+});
+
+describe('sandbox over HTTP: auto-confirm with an injected clock', () => {
+  it('confirms on the first status query after the delay', async () => {
+    const clock = manualClock('2026-09-01T12:00:00.000Z');
+    const upstream = await startSandbox({ now: clock.now, autoConfirmPreOrdersAfterMs: 60_000 });
+    try {
+      const { data } = await call(upstream.url, 'create_pre_order', {});
+      expect((await call(upstream.url, 'query_pre_order_status', { preorderId: data.preorderId })).data.statusId).toBe(1);
+      clock.advance(60_000);
+      const status = (await call(upstream.url, 'query_pre_order_status', { preorderId: data.preorderId })).data;
+      expect(status).toMatchObject({ statusId: 2, orderId: expect.stringMatching(/^SO20260901/) });
+      expect((await call(upstream.url, 'query_order_logs', { orderId: status.orderId })).code).toBe(0);
+    } finally {
+      await upstream.close();
+    }
+  });
+});
+
+describe('sandbox server lifecycle', () => {
+  it('close() resolves quickly with keep-alive and half-sent requests open', async () => {
+    const running: RunningSandbox = await createSandbox().listen({ port: 0 });
+    expect(running.url).toBe(`http://127.0.0.1:${running.port}`);
+    // keep-alive connections left idle by fetch
+    await Promise.all([1, 2, 3].map(() => call(running.url, 'get_address')));
+    // a connection in the middle of a request: server.close() alone would wait for it
+    const socket = connect(running.port, '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"api":');
+    const socketClosed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.on('error', () => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+
+    const started = performance.now();
+    await running.close();
+    await socketClosed;
+    expect(performance.now() - started).toBeLessThan(1000);
+    await expect(fetch(running.url, { method: 'POST', body: '{}' })).rejects.toThrow();
+    await expect(running.close()).resolves.toBeUndefined();
+  });
+
+  it('listens on a given port and rejects a bad one', async () => {
+    const sandbox = createSandbox();
+    const first = await sandbox.listen();
+    try {
+      await expect(sandbox.listen({ port: first.port })).rejects.toThrow(/EADDRINUSE/);
+      await expect(sandbox.listen({ port: 70_000 })).rejects.toThrow(TypeError);
+    } finally {
+      await first.close();
+    }
+  });
+
+  it('two servers of one sandbox share its state', async () => {
+    const sandbox = createSandbox();
+    const [one, two] = await Promise.all([sandbox.listen(), sandbox.listen()]);
+    try {
+      const { data } = await call(one.url, 'create_order', orderParams());
+      expect((await call(two.url, 'query_order_logs', { orderId: data.orderId })).code).toBe(0);
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  });
+});

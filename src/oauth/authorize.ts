@@ -1,0 +1,217 @@
+import { readBody } from '../core/body.js';
+import type { PlatformRequest, PlatformResponse } from '../core/http.js';
+import { SCOPE_DESCRIPTIONS, SUPPORTED_SCOPES } from './claims.js';
+import { issuerFor, nowSeconds, type OAuthContext } from './context.js';
+import { issueAuthorizationCode } from './engine.js';
+import { OAuthProtocolError, safeDescription } from './errors.js';
+import type { OAuthUser } from './options.js';
+import { consentPage, errorPage } from './pages.js';
+import { seal, unseal } from './signed-payload.js';
+import type { OAuthClientRecord } from './store/types.js';
+
+/** A validated authorization request: everything needed to issue a code once the user agrees. */
+export interface AuthorizationRequest {
+  clientId: string;
+  redirectUri: string;
+  scope: string[];
+  state: string;
+  nonce?: string;
+  codeChallenge?: string;
+}
+
+const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
+const TRANSACTION_SECONDS = 600;
+const LOGIN_MARKER = 'cp_login';
+const PKCE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+
+type Params = Record<string, string>;
+
+/** The request's parameters (query for GET, form for POST); `repeated` names one sent twice. */
+async function readParams(request: PlatformRequest, context: OAuthContext): Promise<{ params: Params; repeated?: string }> {
+  if (request.method === 'POST') {
+    // The form reader already refuses repeated parameters.
+    return { params: ((await readBody(request, { limit: context.bodyLimit, accept: ['form'] })) ?? {}) as Params };
+  }
+  const params: Params = {};
+  for (const [key, value] of request.query) {
+    if (Object.hasOwn(params, key)) return { params, repeated: key };
+    params[key] = value;
+  }
+  return { params };
+}
+
+function redirectTo(uri: string, params: Record<string, string | undefined>): PlatformResponse {
+  const url = new URL(uri);
+  for (const [key, value] of Object.entries(params)) if (value !== undefined) url.searchParams.append(key, value);
+  return { status: 302, headers: { location: url.toString(), 'cache-control': 'no-store' }, body: '' };
+}
+
+/** RFC 6749 4.1.2.1 with RFC 9207's `iss`: errors after the redirect URI is trusted go back to the client. */
+export function redirectError(redirectUri: string, issuer: string, state: string | undefined, error: OAuthProtocolError): PlatformResponse {
+  return redirectTo(redirectUri, { error: error.error, error_description: safeDescription(error.description), state, iss: issuer });
+}
+
+function parseScope(value: string | undefined, client: OAuthClientRecord): string[] {
+  const requested = [...new Set((value ?? '').split(' ').filter(Boolean))];
+  if (requested.length === 0) throw new OAuthProtocolError('invalid_scope', 'scope is required (for example: openid profile email)');
+  const unknown = requested.filter((s) => !(SUPPORTED_SCOPES as readonly string[]).includes(s) || !client.scopes.includes(s));
+  if (unknown.length > 0) throw new OAuthProtocolError('invalid_scope', `scope not allowed for this client: ${unknown.join(' ')}`);
+  return requested;
+}
+
+/** RFC 7636: S256 only. A challenge without a method means `plain` (4.3), which is refused too. */
+function parsePkce(params: Params, client: OAuthClientRecord): string | undefined {
+  const challenge = params.code_challenge;
+  const method = params.code_challenge_method;
+  if (challenge === undefined) {
+    if (method !== undefined) throw new OAuthProtocolError('invalid_request', 'code_challenge_method was sent without code_challenge');
+    if (!client.secretHash) throw new OAuthProtocolError('invalid_request', 'public clients must use PKCE (code_challenge with S256)');
+    return undefined;
+  }
+  if (method !== 'S256') {
+    throw new OAuthProtocolError('invalid_request', `code_challenge_method must be S256 (${method === undefined ? 'missing means plain' : `got ${method}`}), RFC 7636 4.3`);
+  }
+  if (!PKCE_CHALLENGE.test(challenge)) throw new OAuthProtocolError('invalid_request', 'code_challenge must be 43 base64url characters (RFC 7636 4.2)');
+  return challenge;
+}
+
+function parsePrompt(value: string | undefined): Set<string> {
+  const prompt = new Set((value ?? '').split(' ').filter(Boolean));
+  for (const p of prompt) if (!PROMPTS.has(p)) throw new OAuthProtocolError('invalid_request', `unsupported prompt value: ${p}`);
+  if (prompt.has('none') && prompt.size > 1) throw new OAuthProtocolError('invalid_request', 'prompt=none cannot be combined with other values');
+  return prompt;
+}
+
+function parseMaxAge(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d{1,10}$/.test(value)) throw new OAuthProtocolError('invalid_request', 'max_age must be a non-negative integer number of seconds');
+  return Number(value);
+}
+
+interface LoginMarker {
+  at: number;
+  client: string;
+}
+
+/** Where the host's login page sends the user back: the same request, remembering that a login was asked for. */
+function loginRedirect(context: OAuthContext, issuer: string, params: Params, prompt: Set<string>): PlatformResponse {
+  const back = new URL(`${issuer}/authorize`);
+  for (const [key, value] of Object.entries(params)) {
+    if (key === 'prompt' || key === LOGIN_MARKER) continue;
+    back.searchParams.set(key, value);
+  }
+  const rest = [...prompt].filter((p) => p !== 'login');
+  if (rest.length > 0) back.searchParams.set('prompt', rest.join(' '));
+  const at = nowSeconds(context);
+  back.searchParams.set(LOGIN_MARKER, seal(context.secret(), 'login', { at, client: params.client_id }, at + TRANSACTION_SECONDS));
+  const login = new URL(context.loginUrl, issuer);
+  login.searchParams.set('return_to', back.toString());
+  const location = context.loginUrl.startsWith('/') ? `${login.pathname}${login.search}` : login.toString();
+  return { status: 302, headers: { location, 'cache-control': 'no-store' }, body: '' };
+}
+
+interface Transaction extends AuthorizationRequest {
+  sub: string;
+  authTime: number;
+}
+
+/** GET and POST /oauth/authorize (OIDC Core 3.1.2.1). */
+export async function handleAuthorize(request: PlatformRequest, context: OAuthContext): Promise<PlatformResponse> {
+  await context.ready;
+  const { params: p, repeated } = await readParams(request, context);
+  // RFC 6749 3.1: a repeated parameter makes the request ambiguous; refuse it before trusting any of it.
+  if (repeated) return errorPage(400, 'invalid_request', `The parameter ${repeated} was sent more than once.`);
+  const issuer = issuerFor(context, request);
+
+  // Until the client and its redirect URI are known to be genuine, an error page, never a redirect (RFC 6749 4.1.2.1).
+  const client = p.client_id ? await context.store.getClient(p.client_id) : undefined;
+  if (!client) return errorPage(400, 'invalid_client', 'The application that sent you here is not registered.');
+  if (!p.redirect_uri) return errorPage(400, 'invalid_request', 'The request has no redirect_uri, which OpenID Connect requires.');
+  if (!client.redirectUris.includes(p.redirect_uri)) {
+    return errorPage(400, 'invalid_request', 'The redirect_uri of the request is not registered for this application.');
+  }
+  const redirectUri = p.redirect_uri;
+
+  try {
+    if (!p.response_type) throw new OAuthProtocolError('invalid_request', 'response_type is required');
+    if (p.response_type !== 'code') throw new OAuthProtocolError('unsupported_response_type', 'only response_type=code is supported');
+    if (!client.grants.includes('authorization_code')) throw new OAuthProtocolError('unauthorized_client', 'this client may not use the authorization code flow');
+    if (!p.state) throw new OAuthProtocolError('invalid_request', 'state is required');
+    // RFC 6749 A.5: state is VSCHAR; checked here so the user is not asked to consent to a request that must fail.
+    if (!/^[\x20-\x7E]+$/.test(p.state)) throw new OAuthProtocolError('invalid_request', 'state must be printable ASCII (RFC 6749 A.5)');
+    const scope = parseScope(p.scope, client);
+    const codeChallenge = parsePkce(p, client);
+    const prompt = parsePrompt(p.prompt);
+    const maxAge = parseMaxAge(p.max_age);
+    const authorization: AuthorizationRequest = { clientId: client.id, redirectUri, scope, state: p.state };
+    if (p.nonce) authorization.nonce = p.nonce;
+    if (codeChallenge) authorization.codeChallenge = codeChallenge;
+
+    const now = nowSeconds(context);
+    const marker = unseal<LoginMarker>(context.secret(), 'login', p[LOGIN_MARKER], now);
+    const loggedInAgain = marker !== undefined && marker.client === client.id;
+    const user = await context.authenticate(request);
+
+    const mustLogIn =
+      !user ||
+      (prompt.has('login') && !loggedInAgain) ||
+      (maxAge !== undefined && !loggedInAgain && (user.auth_time === undefined || now - user.auth_time > maxAge));
+    if (mustLogIn) {
+      if (prompt.has('none')) throw new OAuthProtocolError('login_required', 'the user is not signed in');
+      return loginRedirect(context, issuer, p, prompt);
+    }
+    if (loggedInAgain && user.auth_time !== undefined && user.auth_time < marker.at) {
+      throw new OAuthProtocolError('login_required', 'the user was asked to sign in again but did not');
+    }
+    const authTime = user.auth_time ?? (loggedInAgain ? marker.at : now);
+
+    const remembered = await context.store.getConsent(user.sub, client.id);
+    const covered = remembered !== undefined && scope.every((s) => remembered.includes(s));
+    if (prompt.has('consent') || !covered) {
+      if (prompt.has('none')) throw new OAuthProtocolError('consent_required', 'the user has not approved this application yet');
+      return renderConsent(context, issuer, client, user, { ...authorization, sub: user.sub, authTime });
+    }
+    return await issueAuthorizationCode(context, issuer, client, user, authorization, authTime);
+  } catch (error) {
+    if (!(error instanceof OAuthProtocolError)) throw error;
+    return redirectError(redirectUri, issuer, p.state, error);
+  }
+}
+
+function renderConsent(context: OAuthContext, issuer: string, client: OAuthClientRecord, user: OAuthUser, transaction: Transaction): PlatformResponse {
+  const expires = nowSeconds(context) + TRANSACTION_SECONDS;
+  const label = [user.name, user.preferred_username, user.email, user.sub].find((v): v is string => typeof v === 'string') ?? user.sub;
+  return consentPage({
+    action: `${issuer}/consent`,
+    clientName: client.name,
+    userLabel: label,
+    scopes: transaction.scope.map((name) => ({ name, description: SCOPE_DESCRIPTIONS[name] ?? name })),
+    // The sealed transaction is the CSRF token: bound to this user, this request and a deadline.
+    transaction: seal(context.secret(), 'consent', transaction, expires),
+    formTargets: ["'self'", new URL(transaction.redirectUri).origin],
+  });
+}
+
+/** POST /oauth/consent: the Approve / Deny form. */
+export async function handleConsent(request: PlatformRequest, context: OAuthContext): Promise<PlatformResponse> {
+  await context.ready;
+  const form = ((await readBody(request, { limit: context.bodyLimit, accept: ['form'] })) ?? {}) as Params;
+  const transaction = unseal<Transaction>(context.secret(), 'consent', form.transaction, nowSeconds(context));
+  if (!transaction) return errorPage(400, 'invalid_request', 'This approval form has expired or was altered. Start the sign-in again.');
+  const user = await context.authenticate(request);
+  if (!user || user.sub !== transaction.sub) {
+    return errorPage(403, 'access_denied', 'You are no longer signed in as the user this approval was for. Start the sign-in again.');
+  }
+  const client = await context.store.getClient(transaction.clientId);
+  if (!client || !client.redirectUris.includes(transaction.redirectUri)) {
+    return errorPage(400, 'invalid_client', 'The application is no longer registered.');
+  }
+  const issuer = issuerFor(context, request);
+  if (form.decision !== 'approve') {
+    return redirectError(transaction.redirectUri, issuer, transaction.state, new OAuthProtocolError('access_denied', 'the user denied the request'));
+  }
+  const remembered = (await context.store.getConsent(user.sub, client.id)) ?? [];
+  await context.store.saveConsent(user.sub, client.id, [...new Set([...remembered, ...transaction.scope])]);
+  const { sub: _sub, authTime, ...authorization } = transaction;
+  return issueAuthorizationCode(context, issuer, client, user, authorization, authTime);
+}

@@ -1,0 +1,49 @@
+import OAuth2Server from '@node-oauth/oauth2-server';
+import type { Clock } from '../core/clock.js';
+import { header, type PlatformRequest } from '../core/http.js';
+import type { Logger } from '../core/logger.js';
+import type { KeyRing } from './keys.js';
+import type { OAuthUser } from './options.js';
+import type { OAuthStore } from './store/types.js';
+import type { FailureThrottle } from './throttle.js';
+
+export interface ResolvedLifetimes {
+  code: number;
+  accessToken: number;
+  refreshToken: number;
+  idToken: number;
+}
+
+/** Everything the OAuth endpoints share, resolved once at the factory. */
+export interface OAuthContext {
+  store: OAuthStore;
+  /** Resolves once keys are loaded and configured clients are stored. */
+  ready: Promise<void>;
+  /** The signing keys; only after `ready`. */
+  keyRing(): KeyRing;
+  /** A secret shared by every process holding the same signing key: seals browser round trips. */
+  secret(): Buffer;
+  now: Clock;
+  basePath: string;
+  publicUrl: string | undefined;
+  loginUrl: string;
+  lifetimes: ResolvedLifetimes;
+  bodyLimit: number;
+  engine: OAuth2Server;
+  /** Checks a presented client secret against its stored hash (scrypt, successes remembered briefly). */
+  verifySecret(secret: string, stored: string): Promise<boolean>;
+  /** Failed client authentications, per client id and per IP. */
+  clientAuthThrottle: FailureThrottle;
+  logger: Logger;
+  authenticate(request: PlatformRequest): Promise<OAuthUser | undefined>;
+  clientIp(request: PlatformRequest): string;
+}
+
+/** `{auth_url}/oauth`. Without `publicUrl`, the origin the caller used (fine for development). */
+export function issuerFor(context: OAuthContext, request: PlatformRequest): string {
+  if (context.publicUrl) return `${context.publicUrl}${context.basePath}`;
+  const host = header(request, 'host') ?? 'localhost';
+  return `http://${host}${context.basePath}`;
+}
+
+export const nowSeconds = (context: OAuthContext) => Math.floor(context.now() / 1000);

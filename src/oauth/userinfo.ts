@@ -1,0 +1,42 @@
+import { header, jsonResponse, type PlatformRequest, type PlatformResponse } from '../core/http.js';
+import { claimsForScope } from './claims.js';
+import type { OAuthContext } from './context.js';
+import { safeDescription } from './errors.js';
+import type { AccessTokenRecord } from './store/types.js';
+import { parseToken } from './token-format.js';
+
+/** The Bearer token of the request (RFC 6750 2.1), or undefined when none was sent. */
+export function bearerToken(request: PlatformRequest): string | undefined {
+  const value = header(request, 'authorization');
+  if (!value) return undefined;
+  const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(value);
+  return match ? match[1] : '';
+}
+
+/** One store round trip: the live record of a presented access token, or undefined. */
+export async function findAccessToken(context: Pick<OAuthContext, 'store'>, token: string | undefined): Promise<AccessTokenRecord | undefined> {
+  const ref = parseToken(token);
+  return ref ? context.store.findAccessToken(ref) : undefined;
+}
+
+function bearerError(status: number, error: string | undefined, description: string, extra = ''): PlatformResponse {
+  const params = error ? `, error="${error}", error_description="${safeDescription(description)}"${extra}` : '';
+  return jsonResponse(
+    status,
+    { error: error ?? 'invalid_request', error_description: safeDescription(description) },
+    { 'www-authenticate': `Bearer realm="oauth"${params}`, 'cache-control': 'no-store' },
+  );
+}
+
+/** GET and POST /oauth/userinfo (OIDC Core 5.3). */
+export async function handleUserinfo(request: PlatformRequest, context: OAuthContext): Promise<PlatformResponse> {
+  const token = bearerToken(request);
+  // RFC 6750 3.1: a request without credentials gets the challenge but no error code.
+  if (token === undefined) return bearerError(401, undefined, 'send the access token as Authorization: Bearer <token>');
+  const record = await findAccessToken(context, token);
+  if (!record) return bearerError(401, 'invalid_token', 'the access token is invalid, expired or revoked');
+  if (!record.scope.includes('openid')) {
+    return bearerError(403, 'insufficient_scope', 'userinfo needs a token with the openid scope', ', scope="openid"');
+  }
+  return jsonResponse(200, claimsForScope(record.user.sub, record.user.claims, record.scope), { 'cache-control': 'no-store' });
+}

@@ -1,0 +1,127 @@
+/**
+ * Turning quota decisions into HTTP, framework-neutral (PlatformResponse and plain header maps).
+ *
+ * Headers follow the IETF httpapi ratelimit-headers draft, draft-10 syntax (structured-field
+ * lists, one item per period):
+ *
+ *   RateLimit-Policy: "minute";q=60;w=60, "day";q=1000;w=86400, "month";q=50000
+ *   RateLimit: "minute";r=57;t=23, "day";r=997;t=50000, "month";r=49997;t=1500000
+ *
+ * - `q` the limit, `w` the window in seconds (60 for the minute, 86 400 for the day even on a
+ *   23- or 25-hour DST day: it names the policy, not today's length; omitted for the month,
+ *   whose length varies), `r` the units remaining, `t` seconds until the period resets
+ *   (rounded up).
+ * - An unlimited period has no item in either header (there is no quota to announce); when every
+ *   period is unlimited both headers are left out.
+ * - Header names are lower-case, as everywhere in PlatformResponse.
+ */
+import { failure, ok } from '../core/envelope.js';
+import type { PlatformResponse } from '../core/http.js';
+import type { QuotaPeriod } from './periods.js';
+import type { ResolvedQuotaRule } from './rules.js';
+import type { QuotaDecision, QuotaInspection, QuotaPeriodState, QuotaRejected } from './service.js';
+
+const WINDOW_SECONDS: Record<QuotaPeriod, number | undefined> = { minute: 60, day: 86_400, month: undefined };
+
+function limited(periods: readonly QuotaPeriodState[]): QuotaPeriodState[] {
+  return periods.filter((p) => !p.unlimited && p.limit > 0);
+}
+
+function secondsUntil(resetAt: number, now: number): number {
+  return Math.max(0, Math.ceil((resetAt - now) / 1000));
+}
+
+/** `"minute";q=60;w=60, "day";q=1000;w=86400, "month";q=50000`, or undefined when nothing is limited. */
+export function rateLimitPolicyHeader(periods: readonly QuotaPeriodState[]): string | undefined {
+  const items = limited(periods).map((p) => {
+    const w = WINDOW_SECONDS[p.period];
+    return w === undefined ? `"${p.period}";q=${p.limit}` : `"${p.period}";q=${p.limit};w=${w}`;
+  });
+  return items.length > 0 ? items.join(', ') : undefined;
+}
+
+/** `"minute";r=57;t=23, ...` at `now`, or undefined when nothing is limited. */
+export function rateLimitHeader(periods: readonly QuotaPeriodState[], now: number): string | undefined {
+  const items = limited(periods).map((p) => `"${p.period}";r=${Math.max(0, p.remaining)};t=${secondsUntil(p.resetAt, now)}`);
+  return items.length > 0 ? items.join(', ') : undefined;
+}
+
+// The policy follows from the rule alone when the store counted all three periods; the service
+// hands out one rule object per client and path, so this is computed once per endpoint.
+const policies = new WeakMap<ResolvedQuotaRule, string | undefined>();
+function policyOf(rule: ResolvedQuotaRule, periods: readonly QuotaPeriodState[]): string | undefined {
+  if (!policies.has(rule)) policies.set(rule, rateLimitPolicyHeader(periods));
+  return policies.get(rule);
+}
+
+/**
+ * The headers every guarded response carries (`ratelimit-policy`, `ratelimit`), plus
+ * `retry-after` on a rejection. Empty for `store_unavailable`.
+ */
+export function quotaHeaders(decision: QuotaDecision): Record<string, string> {
+  if (decision.outcome === 'store_unavailable') return {};
+  const headers: Record<string, string> = {};
+  const policy = decision.source === 'store' ? policyOf(decision.rule, decision.periods) : rateLimitPolicyHeader(decision.periods);
+  const state = rateLimitHeader(decision.periods, decision.now);
+  if (policy !== undefined && state !== undefined) {
+    headers['ratelimit-policy'] = policy;
+    headers.ratelimit = state;
+  }
+  if (decision.outcome === 'rejected') headers['retry-after'] = String(decision.retryAfterSeconds);
+  return headers;
+}
+
+/** `data` of the 429 body (CONTRACT 5). */
+export interface QuotaExceededData {
+  api_path: string;
+  period: QuotaPeriod;
+  /** ISO 8601 UTC. */
+  reset_at: string;
+}
+
+export function quotaExceededMessage(decision: QuotaRejected): string {
+  const state = decision.periods.find((p) => p.period === decision.period);
+  const limit = state ? ` of ${state.limit}` : '';
+  const resetAt = new Date(decision.resetAt).toISOString();
+  return `Quota exceeded for ${decision.apiPath}: the ${decision.period} limit${limit} is used up; retry after ${resetAt}`;
+}
+
+/** 429, `Retry-After`, the ratelimit headers, body `{ code: 1, message, data: { api_path, period, reset_at } }`. */
+export function quotaExceededResponse(decision: QuotaRejected): PlatformResponse {
+  const data: QuotaExceededData = { api_path: decision.apiPath, period: decision.period, reset_at: new Date(decision.resetAt).toISOString() };
+  return failure(429, quotaExceededMessage(decision), data, quotaHeaders(decision));
+}
+
+/** 503, code 1: the store failed and `onStoreError` is `'closed'` (or get_quota could not read). */
+export function storeUnavailableResponse(): PlatformResponse {
+  return failure(503, 'The quota service is unavailable; try again in a few seconds', null, { 'retry-after': '1' });
+}
+
+/**
+ * What the guard does with a decision: pass on to the host's handler with these headers added
+ * to its response, or answer this response instead.
+ *
+ * @example
+ * const verdict = guardVerdict(await quota.consume(identity.clientId, request.path));
+ * if (!verdict.pass) return verdict.response;
+ * const response = await hostHandler(request);
+ * Object.assign(response.headers, verdict.headers);
+ */
+export function guardVerdict(decision: QuotaDecision): { pass: true; headers: Record<string, string> } | { pass: false; response: PlatformResponse } {
+  switch (decision.outcome) {
+    case 'admitted':
+      return { pass: true, headers: quotaHeaders(decision) };
+    case 'rejected':
+      return { pass: false, response: quotaExceededResponse(decision) };
+    case 'store_unavailable':
+      return { pass: false, response: storeUnavailableResponse() };
+    default:
+      throw new TypeError('unknown quota decision');
+  }
+}
+
+/** get_quota's answer: `{ code: 0, message: 'ok', data: report, time }`, or the 503. */
+export function quotaReportResponse(inspection: QuotaInspection): PlatformResponse {
+  if (inspection.outcome === 'store_unavailable') return storeUnavailableResponse();
+  return ok(inspection.report, { time: inspection.time });
+}

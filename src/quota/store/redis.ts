@@ -1,0 +1,134 @@
+/**
+ * Quota counters in Redis (standalone or Cluster), shared by every process of the platform.
+ *
+ * One Lua script per guarded call, sent with EVALSHA (the SHA is computed here; on NOSCRIPT,
+ * e.g. after a restart or on a Cluster node that has not seen it yet, the call is repeated once
+ * with EVAL, which also caches the script). Redis runs a script atomically, so "check every
+ * period, then charge all or none" needs no lock and no retry.
+ *
+ * Keys: `{<prefix>:<clientId, URI-encoded>:<apiPath>}:<period>:<bucket start ms>`. Everything of
+ * one call shares the hash tag in braces, hence one Cluster slot, as a script requires.
+ * Every charged key gets a TTL that ends at its bucket's end plus a small grace (PEXPIRE, relative,
+ * computed from the service clock: Redis's own clock and the application's may disagree, and
+ * tests inject time; an absolute PEXPIREAT would trust Redis's clock instead).
+ */
+import { createHash } from 'node:crypto';
+import { checkConsumeRequest, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaStore } from './types.js';
+
+/**
+ * The commands the store sends. An ioredis `Redis` or `Cluster` fits; so does any client with
+ * these signatures. Structural, so ioredis stays an optional peer dependency.
+ */
+export interface RedisLike {
+  evalsha(sha1: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
+  eval(script: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
+  mget(...keys: string[]): Promise<(string | null)[]>;
+}
+
+export interface RedisQuotaStoreOptions {
+  /**
+   * An ioredis instance. The store never closes it. Best a connection of its own with
+   * `enableOfflineQueue: false` (fail fast while Redis is away, so `onStoreError` applies at
+   * once), `maxRetriesPerRequest: 0` and `autoResendUnfulfilledCommands: false` (a call in flight
+   * when the connection broke is not re-sent later, where it would be counted although the
+   * guard already decided without it). With ioredis defaults the quota still works; such a
+   * re-sent call only over-counts, it never over-admits.
+   */
+  client: RedisLike;
+  /** Starts every key, inside the hash tag. Default `cp:q`. No braces. */
+  prefix?: string;
+  /**
+   * A counter lives this long after its bucket's end (ms, default 5000), so an application
+   * server whose clock runs a little behind still finds the count instead of starting over.
+   */
+  expiryGraceMs?: number;
+}
+
+export interface RedisQuotaStore extends QuotaStore {
+  readonly kind: 'redis';
+  /** The keys of one client and path; for tests and operators. */
+  keysFor(clientId: string, apiPath: string, buckets: readonly { period: string; start: number }[]): string[];
+}
+
+/**
+ * KEYS: one counter per period. ARGV[1] cost; then per key i: ARGV[2i] limit (0 = unlimited),
+ * ARGV[2i+1] TTL in ms (until the bucket's end, plus the grace).
+ * Returns { admitted (1|0), used_1, ..., used_n } with the counts after the call.
+ * One MGET and one SET ... PX per period: 4 commands for 3 periods, where GET + INCRBY + PEXPIRE
+ * per period took 9 (Redis's CPU is shared with the callers on a small machine).
+ */
+export const CONSUME_SCRIPT = `
+local cost = tonumber(ARGV[1])
+local current = redis.call('MGET', unpack(KEYS))
+local used = {}
+local admitted = 1
+for i = 1, #KEYS do
+  used[i] = tonumber(current[i] or '0')
+  local limit = tonumber(ARGV[2 * i])
+  if limit > 0 and used[i] + cost > limit then admitted = 0 end
+end
+if admitted == 1 then
+  for i = 1, #KEYS do
+    used[i] = used[i] + cost
+    redis.call('SET', KEYS[i], string.format('%d', used[i]), 'PX', ARGV[2 * i + 1])
+  end
+end
+table.insert(used, 1, admitted)
+return used
+`;
+
+export const CONSUME_SCRIPT_SHA = createHash('sha1').update(CONSUME_SCRIPT).digest('hex');
+
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && /NOSCRIPT/.test(error.message);
+}
+
+/**
+ * @example
+ * import { Redis } from 'ioredis';
+ * const redis = new Redis(process.env.REDIS_URL!, { enableOfflineQueue: false, maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false });
+ * const service = createQuotaService({ store: createRedisQuotaStore({ client: redis }) });
+ */
+export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuotaStore {
+  const client = options?.client;
+  if (!client || typeof client.evalsha !== 'function' || typeof client.eval !== 'function' || typeof client.mget !== 'function') {
+    throw new TypeError('redis quota store: client must be an ioredis instance (evalsha, eval and mget)');
+  }
+  const prefix = options.prefix ?? 'cp:q';
+  if (typeof prefix !== 'string' || prefix === '' || /[{}]/.test(prefix)) throw new TypeError('redis quota store: prefix must be a non-empty string without braces');
+
+  const grace = options.expiryGraceMs ?? 5000;
+  if (!Number.isSafeInteger(grace) || grace < 0) throw new TypeError('redis quota store: expiryGraceMs must be a non-negative integer');
+
+  const keysFor = (clientId: string, apiPath: string, buckets: readonly { period: string; start: number }[]): string[] => {
+    const tag = `{${prefix}:${encodeURIComponent(clientId)}:${apiPath}}`;
+    return buckets.map((bucket) => `${tag}:${bucket.period}:${bucket.start}`);
+  };
+
+  return {
+    kind: 'redis',
+    keysFor,
+    async consume(request: ConsumeRequest): Promise<ConsumeResult> {
+      checkConsumeRequest(request);
+      const { buckets, cost, now } = request;
+      const keys = keysFor(request.clientId, request.apiPath, buckets);
+      const args: (string | number)[] = [...keys, cost];
+      for (const bucket of buckets) args.push(bucket.limit, Math.max(1, Math.ceil(bucket.end - now)) + grace);
+      let reply: unknown;
+      try {
+        reply = await client.evalsha(CONSUME_SCRIPT_SHA, keys.length, ...args);
+      } catch (error) {
+        if (!isNoScript(error)) throw error;
+        reply = await client.eval(CONSUME_SCRIPT, keys.length, ...args);
+      }
+      if (!Array.isArray(reply) || reply.length !== keys.length + 1) throw new Error('redis quota store: unexpected reply from the consume script');
+      const [admitted, ...used] = reply.map(Number);
+      return { admitted: admitted === 1, used };
+    },
+    async peek(request: PeekRequest): Promise<number[]> {
+      if (request.buckets.length === 0) return [];
+      const values = await client.mget(...keysFor(request.clientId, request.apiPath, request.buckets));
+      return request.buckets.map((_, i) => Number(values[i] ?? 0));
+    },
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * The one contract every quota store keeps (memory, Redis, PostgreSQL), checked by one shared
+ * conformance suite (test/quota/store-conformance.ts).
+ *
+ * A counter is identified by (clientId, apiPath, period, bucket start). Stores know nothing of
+ * rules or time zones: the service hands them the buckets of the current call, already computed.
+ */
+import type { QuotaPeriod } from '../periods.js';
+
+/** One period's counter for the current call. */
+export interface QuotaBucket {
+  period: QuotaPeriod;
+  /** Start of the period, UTC ms: part of the counter's key. */
+  start: number;
+  /** End of the period, UTC ms: the counter may be forgotten from then on. */
+  end: number;
+  /** 0 = unlimited (the counter still counts). */
+  limit: number;
+}
+
+export interface ConsumeRequest {
+  clientId: string;
+  /** Normalised path. */
+  apiPath: string;
+  /** Units to take from every bucket; a non-negative integer. */
+  cost: number;
+  /** At most one bucket per period, periods distinct. */
+  buckets: readonly QuotaBucket[];
+  /** The service clock's now, UTC ms: used for expiry and clean-up, never to pick buckets. */
+  now: number;
+}
+
+export interface ConsumeResult {
+  /** True when every limited bucket had room for `cost`; then every bucket was charged. */
+  admitted: boolean;
+  /** Per bucket, same order as the request: the count after this call (unchanged when rejected). */
+  used: number[];
+}
+
+export interface PeekRequest {
+  clientId: string;
+  apiPath: string;
+  buckets: readonly Pick<QuotaBucket, 'period' | 'start' | 'end'>[];
+  now: number;
+}
+
+/**
+ * @example A store is a plain object; the service is what the wiring talks to.
+ * const service = createQuotaService({ store: createRedisQuotaStore({ client: new Redis(url) }) });
+ */
+export interface QuotaStore {
+  /** `memory`, `redis`, `postgres`, ...: shown in logs. */
+  readonly kind: string;
+  /**
+   * True for a store that lives in this process and cannot hang (memory): the service then
+   * spends no deadline timer on its calls.
+   */
+  readonly inProcess?: boolean;
+  /**
+   * The one atomic operation: if every bucket with a limit has room for `cost`
+   * (`used + cost <= limit`), add `cost` to all buckets (unlimited ones too); otherwise change
+   * nothing. Exact under any concurrency, including many processes on one shared store.
+   * Rejects (throws) only when the store itself fails.
+   */
+  consume(request: ConsumeRequest): Promise<ConsumeResult>;
+  /** Current counts per bucket, same order; 0 for a bucket never charged. Never writes a count. */
+  peek(request: PeekRequest): Promise<number[]>;
+  /** Releases what the store itself started (timers, clean-ups in flight); never the client it was given. */
+  close?(): Promise<void>;
+}
+
+/** The periods of a rejected call whose limit `cost` would cross, in request order. */
+export function exhaustedPeriods(buckets: readonly QuotaBucket[], used: readonly number[], cost: number): QuotaPeriod[] {
+  const out: QuotaPeriod[] = [];
+  buckets.forEach((bucket, i) => {
+    if (bucket.limit > 0 && (used[i] ?? 0) + cost > bucket.limit) out.push(bucket.period);
+  });
+  return out;
+}
+
+/** Checks what every store relies on; a bad request is a programming error, not a store failure. */
+export function checkConsumeRequest(request: ConsumeRequest): void {
+  if (!Number.isSafeInteger(request.cost) || request.cost < 0) throw new TypeError(`quota cost must be a non-negative integer, got ${request.cost}`);
+  const seen = new Set<QuotaPeriod>();
+  for (const bucket of request.buckets) {
+    if (seen.has(bucket.period)) throw new TypeError(`quota period ${bucket.period} given twice`);
+    seen.add(bucket.period);
+    if (!Number.isSafeInteger(bucket.limit) || bucket.limit < 0) throw new TypeError(`quota limit must be a non-negative integer, got ${bucket.limit}`);
+    if (!(bucket.end > bucket.start)) throw new TypeError(`quota bucket ${bucket.period} ends before it starts`);
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * CONTRACT 5 / SPEC 8: "a rule for this client and path (scope client), else a rule for the path
+ * (scope global), else the defaults (scope system: 60/minute, 1000/day, month unlimited, cost 1).
+ * Limit 0 = unlimited."
+ */
+import { describe, expect, it } from 'vitest';
+import { BadRequestError } from '../../src/core/errors.js';
+import {
+  SYSTEM_DEFAULTS,
+  checkDefaults,
+  createStaticRuleSource,
+  normalizeApiPath,
+  resolveRule,
+  type QuotaRule,
+} from '../../src/quota/rules.js';
+
+describe('normalizeApiPath', () => {
+  it.each([
+    ['/openapi/v1/ping', '/openapi/v1/ping'],
+    ['/openapi/v1/ping/', '/openapi/v1/ping'],
+    ['/openapi/v1/ping///', '/openapi/v1/ping'],
+    ['/openapi/v1/ping?x=1', '/openapi/v1/ping'],
+    ['/openapi/v1/ping/?x=1&y=/a/', '/openapi/v1/ping'],
+    ['/openapi/v1/ping#frag', '/openapi/v1/ping'],
+    ['/openapi/v1/ping#frag?not-a-query', '/openapi/v1/ping'],
+    ['/openapi/v1/Orders', '/openapi/v1/orders'], // case is folded, as the frameworks route
+    ['/openapi//v1/ping', '/openapi//v1/ping'], // inner slashes are the host's business
+    ['/', '/'],
+    ['//', '/'],
+    ['/?x', '/'],
+  ])('%s -> %s', (input, expected) => {
+    expect(normalizeApiPath(input)).toBe(expected);
+  });
+
+  it.each([['openapi/v1/ping'], [''], ['?x=1'], ['http://host/openapi'], ['/a\nb'], [`/${'a'.repeat(1100)}`]])('refuses %j with a 400', (input) => {
+    expect(() => normalizeApiPath(input)).toThrow(BadRequestError);
+  });
+});
+
+describe('rule resolution', () => {
+  const path = '/openapi/v1/orders';
+  const rules: QuotaRule[] = [
+    { scope: 'global', apiPath: path, minute: 10, day: 100, cost: 2 },
+    { scope: 'client', clientId: 'partner', apiPath: `${path}/`, minute: 30 },
+    { scope: 'client', clientId: 'free', apiPath: path, minute: 0, day: 0, month: 0, cost: 0 },
+    { scope: 'client', clientId: 'partner', apiPath: '/openapi/v1/only-client' },
+  ];
+  const source = createStaticRuleSource(rules);
+  const resolve = (clientId: string, apiPath: string) => resolveRule(source.findRules(clientId, apiPath), apiPath, SYSTEM_DEFAULTS);
+
+  it('prefers the client rule; its missing fields are the defaults, not the global rule', () => {
+    expect(resolve('partner', path)).toEqual({ scope: 'client', apiPath: path, cost: 1, limits: { minute: 30, day: 1000, month: 0 } });
+  });
+
+  it('falls back to the global rule for other clients', () => {
+    expect(resolve('someone', path)).toEqual({ scope: 'global', apiPath: path, cost: 2, limits: { minute: 10, day: 100, month: 0 } });
+  });
+
+  it('falls back to the system defaults: 60 / 1000 / unlimited month / cost 1', () => {
+    expect(resolve('someone', '/openapi/v1/other')).toEqual({ scope: 'system', apiPath: '/openapi/v1/other', cost: 1, limits: { minute: 60, day: 1000, month: 0 } });
+    expect(resolve('someone', '/openapi/v1/only-client').scope).toBe('system');
+    expect(resolve('partner', '/openapi/v1/only-client').scope).toBe('client');
+  });
+
+  it('keeps 0 as unlimited (and a cost of 0 as free) instead of falling back to a default', () => {
+    expect(resolve('free', path)).toEqual({ scope: 'client', apiPath: path, cost: 0, limits: { minute: 0, day: 0, month: 0 } });
+  });
+
+  it('uses configured defaults for the system scope and for missing fields', () => {
+    const defaults = checkDefaults({ minute: 5, month: 5000 });
+    expect(defaults).toEqual({ minute: 5, day: 1000, month: 5000, cost: 1 });
+    expect(resolveRule({}, '/x', defaults)).toEqual({ scope: 'system', apiPath: '/x', cost: 1, limits: { minute: 5, day: 1000, month: 5000 } });
+    expect(resolveRule(source.findRules('partner', path), path, defaults).limits).toEqual({ minute: 30, day: 1000, month: 5000 });
+  });
+
+  it('indexes rules under their normalised path', () => {
+    expect(source.findRules('partner', path).client?.minute).toBe(30);
+    expect(source.rules[1]?.apiPath).toBe(path);
+  });
+});
+
+describe('rule and default validation', () => {
+  it.each<[string, unknown]>([
+    ['a client rule without clientId', { scope: 'client', apiPath: '/x' }],
+    ['a global rule with a clientId', { scope: 'global', clientId: 'a', apiPath: '/x' }],
+    ['an unknown scope', { scope: 'system', apiPath: '/x' }],
+    ['a negative limit', { scope: 'global', apiPath: '/x', minute: -1 }],
+    ['a fractional cost', { scope: 'global', apiPath: '/x', cost: 1.5 }],
+    ['a string limit', { scope: 'global', apiPath: '/x', day: '10' }],
+    ['a path without a leading slash', { scope: 'global', apiPath: 'x' }],
+    ['an unknown field (typo)', { scope: 'global', apiPath: '/x', minutes: 5 }],
+  ])('refuses %s with a TypeError', (_, rule) => {
+    expect(() => createStaticRuleSource([rule as QuotaRule])).toThrow(TypeError);
+  });
+
+  it('refuses two rules for the same scope, client and path (after normalisation)', () => {
+    expect(() => createStaticRuleSource([{ scope: 'global', apiPath: '/x' }, { scope: 'global', apiPath: '/x/' }])).toThrow(/second global rule/);
+    expect(() =>
+      createStaticRuleSource([
+        { scope: 'client', clientId: 'a', apiPath: '/x' },
+        { scope: 'client', clientId: 'a', apiPath: '/x?y' },
+      ]),
+    ).toThrow(/second rule for client a/);
+  });
+
+  it('refuses bad defaults', () => {
+    expect(() => checkDefaults({ minute: -5 })).toThrow(TypeError);
+    expect(() => checkDefaults({ cost: Number.NaN })).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,352 @@
+/**
+ * The quota service on its own (memory store, injected clock): options, decisions, the
+ * ratelimit headers (IETF httpapi ratelimit-headers, draft-10 syntax), the 429 body
+ * (CONTRACT 5) and `onStoreError` (CONVENTIONS 9).
+ */
+import { describe, expect, it } from 'vitest';
+import { BadRequestError } from '../../src/core/errors.js';
+import type { LogFields, Logger } from '../../src/core/logger.js';
+import {
+  QuotaStoreError,
+  QuotaStoreTimeoutError,
+  createMemoryQuotaStore,
+  createQuotaService,
+  guardVerdict,
+  quotaExceededResponse,
+  quotaHeaders,
+  quotaReportResponse,
+  rateLimitHeader,
+  rateLimitPolicyHeader,
+  type QuotaDecision,
+  type QuotaServiceOptions,
+  type QuotaStore,
+  type RuleSource,
+} from '../../src/quota/index.js';
+
+const at = (s: string): number => Date.parse(s);
+
+interface Recorded {
+  level: keyof Logger;
+  message: string;
+  fields?: LogFields;
+}
+function recordingLogger(): Logger & { records: Recorded[] } {
+  const records: Recorded[] = [];
+  const log = (level: keyof Logger) => (message: string, fields?: LogFields) => records.push({ level, message, fields });
+  return { records, debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
+}
+
+type Failure = false | 'reject' | 'throw' | 'hang';
+type FlakyStore = QuotaStore & { failure: Failure; consumed: number };
+/** A memory store that can be made to fail in each of the ways a real one does. */
+function flakyStore(): FlakyStore {
+  const inner = createMemoryQuotaStore();
+  const fail = <T>(run: () => Promise<T>, self: { failure: Failure }): Promise<T> => {
+    if (self.failure === 'throw') throw new Error('ECONNRESET (thrown synchronously)');
+    if (self.failure === 'reject') return Promise.reject(new Error('ECONNREFUSED'));
+    if (self.failure === 'hang') return new Promise<T>(() => {});
+    return run();
+  };
+  const store: FlakyStore = {
+    kind: 'flaky',
+    failure: false,
+    consumed: 0,
+    consume(request) {
+      return fail(() => {
+        store.consumed++;
+        return inner.consume(request);
+      }, store);
+    },
+    peek(request) {
+      return fail(() => inner.peek(request), store);
+    },
+  };
+  return store;
+}
+
+function service(options: QuotaServiceOptions & { start?: string } = {}) {
+  let now = at(options.start ?? '2026-11-21T10:00:37Z');
+  const logger = recordingLogger();
+  const { start: _start, ...rest } = options;
+  const quota = createQuotaService({ logger, now: () => now, ...rest });
+  return {
+    quota,
+    logger,
+    advance(ms: number) {
+      now += ms;
+    },
+  };
+}
+
+describe('options', () => {
+  it('needs none: memory store, UTC, contract defaults, onStoreError open', async () => {
+    const quota = createQuotaService({ logger: recordingLogger() });
+    expect(quota.store.kind).toBe('memory');
+    expect(quota.calendar.timeZone).toBe('UTC');
+    expect(quota.onStoreError).toBe('open');
+    const d = await quota.consume('app', '/openapi/v1/ping');
+    expect(d.outcome === 'admitted' && d.rule).toEqual({ scope: 'system', apiPath: '/openapi/v1/ping', cost: 1, limits: { minute: 60, day: 1000, month: 0 } });
+  });
+
+  it.each<[string, unknown, RegExp]>([
+    ['an unknown option', { storeTimeout: 5 }, /unknown option quota\.storeTimeout/],
+    ['an unknown zone', { timeZone: 'Mars/Base' }, /quota\.timeZone/],
+    ['a bad onStoreError', { onStoreError: 'ignore' }, /quota\.onStoreError/],
+    ['a non-store', { store: { consume() {} } }, /quota\.store/],
+    ['a bad default', { defaults: { minute: -1 } }, /quota\.defaults\.minute/],
+    ['an unknown default', { defaults: { hour: 5 } }, /unknown option quota\.defaults\.hour/],
+    ['an invalid rule', { rules: [{ scope: 'client', apiPath: '/x' }] }, /rules\[0\].*clientId/],
+    ['a rule that can never pass', { rules: [{ scope: 'global', apiPath: '/x', cost: 5, minute: 3 }] }, /cost 5 exceeds the minute limit 3/],
+    ['defaults that can never pass', { defaults: { cost: 100 } }, /cost 100 exceeds the minute limit 60/],
+    ['a zero timeout', { storeTimeoutMs: 0 }, /quota\.storeTimeoutMs/],
+  ])('refuses %s with a TypeError at construction', (_, options, message) => {
+    expect(() => createQuotaService(options as QuotaServiceOptions)).toThrow(TypeError);
+    expect(() => createQuotaService(options as QuotaServiceOptions)).toThrow(message);
+  });
+});
+
+describe('decisions', () => {
+  it('refuses a malformed path with a 400 rather than counting it', async () => {
+    const { quota } = service();
+    await expect(quota.consume('app', 'openapi/v1/x')).rejects.toThrow(BadRequestError);
+    await expect(quota.inspect('app', '')).rejects.toThrow(BadRequestError);
+  });
+
+  it('reads rules from an asynchronous source (e.g. a database)', async () => {
+    const asked: string[] = [];
+    const rules: RuleSource = {
+      async findRules(clientId, apiPath) {
+        asked.push(`${clientId} ${apiPath}`);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        return apiPath === '/openapi/v1/orders' ? { global: { scope: 'global', apiPath, minute: 1 } } : {};
+      },
+    };
+    const { quota } = service({ rules });
+    expect((await quota.consume('app', '/openapi/v1/orders/?x=1')).outcome).toBe('admitted');
+    const second = await quota.consume('app', '/openapi/v1/orders');
+    expect(second.outcome).toBe('rejected');
+    expect(asked).toEqual(['app /openapi/v1/orders', 'app /openapi/v1/orders']);
+    expect(await quota.resolveRule('app', '/openapi/v1/other')).toMatchObject({ scope: 'system' });
+  });
+
+  it('counts in whole milliseconds even with a fractional clock', async () => {
+    let now = at('2026-11-21T10:00:00Z') + 0.25;
+    const quota = createQuotaService({ now: () => (now += 0.5), logger: recordingLogger(), rules: [{ scope: 'global', apiPath: '/x', minute: 2 }] });
+    expect((await quota.consume('app', '/x')).outcome).toBe('admitted');
+    expect((await quota.consume('app', '/x')).outcome).toBe('admitted');
+    expect((await quota.consume('app', '/x')).outcome).toBe('rejected');
+  });
+
+  it('refuses an empty client id (a wiring bug) with a TypeError', async () => {
+    const { quota } = service();
+    await expect(quota.consume('', '/x')).rejects.toThrow(TypeError);
+  });
+
+  it('admits a cost-0 endpoint without charging anything', async () => {
+    const { quota } = service({ rules: [{ scope: 'global', apiPath: '/free', cost: 0, minute: 1 }] });
+    for (let i = 0; i < 3; i++) expect((await quota.consume('app', '/free')).outcome).toBe('admitted');
+    const report = await quota.inspect('app', '/free');
+    expect(report.outcome === 'ok' && report.report.periods[0]).toMatchObject({ used: 0, remaining: 1 });
+  });
+});
+
+describe('ratelimit headers (draft-10 syntax)', () => {
+  it('announces every limited period on an admitted call', async () => {
+    const { quota } = service({ defaults: { month: 50_000 } });
+    for (let i = 0; i < 2; i++) await quota.consume('app', '/openapi/v1/orders');
+    const d = await quota.consume('app', '/openapi/v1/orders');
+    // 10:00:37 UTC: 23 s to the next minute, 13 h 59 min 23 s to midnight, 9 days 13 h 59 min 23 s to 1 December
+    expect(quotaHeaders(d)).toEqual({
+      'ratelimit-policy': '"minute";q=60;w=60, "day";q=1000;w=86400, "month";q=50000',
+      ratelimit: `"minute";r=57;t=23, "day";r=997;t=50363, "month";r=49997;t=${9 * 86_400 + 50_363}`,
+    });
+  });
+
+  it('leaves unlimited periods out, and both headers when nothing is limited', async () => {
+    const { quota } = service({ rules: [{ scope: 'global', apiPath: '/day-only', minute: 0 }, { scope: 'global', apiPath: '/free', minute: 0, day: 0 }] });
+    expect(quotaHeaders(await quota.consume('app', '/day-only'))).toEqual({ 'ratelimit-policy': '"day";q=1000;w=86400', ratelimit: '"day";r=999;t=50363' });
+    expect(quotaHeaders(await quota.consume('app', '/free'))).toEqual({});
+  });
+
+  it('rounds t up and never renders a negative remaining', () => {
+    const periods = [{ period: 'minute' as const, limit: 5, used: 7, remaining: 0, unlimited: false, resetAt: 10_001 }];
+    expect(rateLimitPolicyHeader(periods)).toBe('"minute";q=5;w=60');
+    expect(rateLimitHeader(periods, 9_000)).toBe('"minute";r=0;t=2');
+    expect(rateLimitHeader([], 0)).toBeUndefined();
+  });
+});
+
+describe('429', () => {
+  it('answers Retry-After, the headers and { code: 1, message, data: { api_path, period, reset_at } }', async () => {
+    const { quota } = service({ rules: [{ scope: 'global', apiPath: '/openapi/v1/orders', minute: 1, day: 1 }] });
+    await quota.consume('app', '/openapi/v1/orders');
+    const d = await quota.consume('app', '/openapi/v1/orders/');
+    if (d.outcome !== 'rejected') throw new Error(d.outcome);
+    expect(d.exhausted).toEqual(['minute', 'day']);
+    const response = quotaExceededResponse(d);
+    expect(response.status).toBe(429);
+    expect(response.headers).toEqual({
+      'content-type': 'application/json; charset=utf-8',
+      'retry-after': '50363', // the latest reset among the exhausted periods: midnight, not the next minute
+      'ratelimit-policy': '"minute";q=1;w=60, "day";q=1;w=86400',
+      ratelimit: '"minute";r=0;t=23, "day";r=0;t=50363',
+    });
+    expect(JSON.parse(response.body)).toEqual({
+      code: 1,
+      message: 'Quota exceeded for /openapi/v1/orders: the day limit of 1 is used up; retry after 2026-11-22T00:00:00.000Z',
+      data: { api_path: '/openapi/v1/orders', period: 'day', reset_at: '2026-11-22T00:00:00.000Z' },
+    });
+    expect(guardVerdict(d)).toEqual({ pass: false, response });
+  });
+
+  it('lets an admitted call pass with its headers', async () => {
+    const { quota } = service();
+    const verdict = guardVerdict(await quota.consume('app', '/x'));
+    expect(verdict).toEqual({ pass: true, headers: { 'ratelimit-policy': '"minute";q=60;w=60, "day";q=1000;w=86400', ratelimit: '"minute";r=59;t=23, "day";r=999;t=50363' } });
+  });
+});
+
+describe('get_quota rendering', () => {
+  it('answers the envelope with data and time', async () => {
+    const { quota } = service();
+    await quota.consume('app', '/openapi/v1/orders');
+    const response = quotaReportResponse(await quota.inspect('app', '/openapi/v1/orders'));
+    expect(response.status).toBe(200);
+    expect(JSON.parse(response.body)).toEqual({
+      code: 0,
+      message: 'ok',
+      time: '2026-11-21T10:00:37.000Z',
+      data: {
+        api_path: '/openapi/v1/orders',
+        scope: 'system',
+        cost: 1,
+        periods: [
+          { period: 'minute', limit: 60, used: 1, remaining: 59, unlimited: false, reset_at: '2026-11-21T10:01:00.000Z' },
+          { period: 'day', limit: 1000, used: 1, remaining: 999, unlimited: false, reset_at: '2026-11-22T00:00:00.000Z' },
+          { period: 'month', limit: 0, used: 1, remaining: -1, unlimited: true, reset_at: '2026-12-01T00:00:00.000Z' },
+        ],
+      },
+    });
+  });
+});
+
+describe("onStoreError: 'open'", () => {
+  it.each<Failure>(['reject', 'throw', 'hang'])('admits under the local insurance limit when the store fails (%s)', async (failure) => {
+    const store = flakyStore();
+    const { quota } = service({ store, storeTimeoutMs: 50, rules: [{ scope: 'global', apiPath: '/openapi/v1/orders', minute: 3 }] });
+    store.failure = failure;
+    const decisions: QuotaDecision[] = [];
+    for (let i = 0; i < 4; i++) decisions.push(await quota.consume(`app-${failure}`, '/openapi/v1/orders'));
+    expect(decisions.map((d) => [d.outcome, 'source' in d ? d.source : undefined])).toEqual([
+      ['admitted', 'insurance'],
+      ['admitted', 'insurance'],
+      ['admitted', 'insurance'],
+      ['rejected', 'insurance'],
+    ]);
+    const last = decisions[3];
+    if (last?.outcome !== 'rejected') throw new Error('expected a rejection');
+    expect(last.exhausted).toEqual(['minute']);
+    expect(last.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(last.retryAfterSeconds).toBeLessThanOrEqual(60);
+    expect(quotaHeaders(decisions[0]!)).toMatchObject({ 'ratelimit-policy': '"minute";q=3;w=60' });
+    expect(quota.degraded).toBe(true);
+  });
+
+  it('logs one warning per outage and one info when the store is back, which the next call finds by itself', async () => {
+    const store = flakyStore();
+    const { quota, logger, advance } = service({ store });
+    expect((await quota.consume('app', '/x')).outcome).toBe('admitted');
+    store.failure = 'reject';
+    for (let i = 0; i < 5; i++) {
+      const d = await quota.consume('app', '/x');
+      expect(d.outcome === 'admitted' && d.source).toBe('insurance');
+      expect((await quota.inspect('app', '/x')).outcome).toBe('store_unavailable');
+    }
+    expect(logger.records.map((r) => r.level)).toEqual(['warn']);
+    expect(logger.records[0]?.message).toMatch(/quota store unavailable.*onStoreError: open/);
+    expect(logger.records[0]?.fields).toMatchObject({ store: 'flaky', error: expect.stringMatching(/ECONNREFUSED/) });
+    store.failure = false;
+    advance(5000);
+    const back = await quota.consume('app', '/x');
+    expect(back.outcome === 'admitted' && back.source).toBe('store');
+    expect(back.outcome === 'admitted' && back.periods[0]?.used).toBe(2); // insurance calls are not in the store
+    expect(logger.records.map((r) => r.level)).toEqual(['warn', 'info']);
+    expect(logger.records[1]?.fields).toMatchObject({ unavailableForMs: 5000 });
+    expect(quota.degraded).toBe(false);
+    store.failure = 'throw';
+    await quota.consume('app', '/x');
+    expect(logger.records.map((r) => r.level)).toEqual(['warn', 'info', 'warn']);
+  });
+
+  it('gives up on a hanging store at the deadline', async () => {
+    const store = flakyStore();
+    const { quota } = service({ store, storeTimeoutMs: 30 });
+    store.failure = 'hang';
+    const started = performance.now();
+    const d = await quota.consume('app', '/x');
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(d.outcome === 'admitted' && d.source).toBe('insurance');
+  });
+
+  it('admits everything when insurance is off, and uses the defaults when the rule source fails', async () => {
+    const store = flakyStore();
+    const off = service({ store, insurance: false, rules: [{ scope: 'global', apiPath: '/x', minute: 1 }] });
+    store.failure = 'reject';
+    for (let i = 0; i < 5; i++) expect((await off.quota.consume('app', '/x')).outcome).toBe('admitted');
+
+    const rules: RuleSource = { findRules: () => Promise.reject(new Error('rules table gone')) };
+    const { quota, logger } = service({ rules, defaults: { minute: 2 } });
+    const decisions = [await quota.consume('app', '/x'), await quota.consume('app', '/x'), await quota.consume('app', '/x')];
+    expect(decisions.map((d) => d.outcome)).toEqual(['admitted', 'admitted', 'rejected']);
+    expect(decisions[0]?.outcome === 'admitted' && decisions[0].rule.scope).toBe('system');
+    expect(logger.records).toHaveLength(1);
+    expect(logger.records[0]?.fields?.error).toMatch(/rule source failed: rules table gone/);
+  });
+});
+
+describe('a custom rule source returning a bad rule', () => {
+  it('is treated as a failing rule source, never charged with nonsense limits', async () => {
+    const rules: RuleSource = { findRules: async (_clientId, apiPath) => ({ global: { scope: 'global', apiPath, minute: -3 } }) };
+    const { quota, logger } = service({ rules, onStoreError: 'closed' });
+    const d = await quota.consume('app', '/x');
+    expect(d.outcome).toBe('store_unavailable');
+    expect(d.outcome === 'store_unavailable' && d.error.message).toMatch(/rule source failed: .*minute must be a non-negative integer/);
+    expect(logger.records).toHaveLength(1);
+  });
+});
+
+describe("onStoreError: 'closed'", () => {
+  it('answers store_unavailable (503, code 1) and recovers with the store', async () => {
+    const store = flakyStore();
+    const { quota, logger } = service({ store, onStoreError: 'closed', storeTimeoutMs: 30 });
+    for (const failure of ['reject', 'throw', 'hang'] as const) {
+      store.failure = failure;
+      const d = await quota.consume('app', '/x');
+      if (d.outcome !== 'store_unavailable') throw new Error(d.outcome);
+      expect(d.error).toBeInstanceOf(failure === 'hang' ? QuotaStoreTimeoutError : QuotaStoreError);
+      expect(d.rule?.scope).toBe('system');
+      const verdict = guardVerdict(d);
+      if (verdict.pass) throw new Error('passed');
+      expect(verdict.response.status).toBe(503);
+      expect(JSON.parse(verdict.response.body)).toMatchObject({ code: 1, data: null });
+      const inspection = await quota.inspect('app', '/x');
+      expect(inspection.outcome).toBe('store_unavailable');
+      expect(quotaReportResponse(inspection).status).toBe(503);
+    }
+    expect(logger.records.filter((r) => r.level === 'warn')).toHaveLength(1);
+    expect(logger.records[0]?.message).toMatch(/onStoreError: closed/);
+    store.failure = false;
+    const back = await quota.consume('app', '/x');
+    expect(back.outcome).toBe('admitted');
+    expect(store.consumed).toBe(1);
+  });
+
+  it('answers store_unavailable without a rule when the rule source fails', async () => {
+    const rules: RuleSource = { findRules: () => new Promise(() => {}) };
+    const { quota } = service({ rules, onStoreError: 'closed', storeTimeoutMs: 20 });
+    const d = await quota.consume('app', '/x');
+    expect(d.outcome).toBe('store_unavailable');
+    expect(d.outcome === 'store_unavailable' && d.rule).toBeUndefined();
+    expect(d.outcome === 'store_unavailable' && d.error.message).toMatch(/rule source did not answer within 20 ms/);
+  });
+});

@@ -1,0 +1,350 @@
+/**
+ * CONTRACT 5 "Stores: memory (default), Redis, PostgreSQL; the same behaviour on each": one
+ * conformance suite per store, then what is particular to each store.
+ */
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/core/logger.js';
+import {
+  CONSUME_SCRIPT_SHA,
+  createMemoryQuotaStore,
+  createPostgresQuotaStore,
+  createQuotaService,
+  createRedisQuotaStore,
+  quotaMigrationSql,
+  type QuotaBucket,
+  type RedisLike,
+} from '../../src/quota/index.js';
+import { databaseUrl, describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
+import { describeQuotaStoreConformance } from './store-conformance.js';
+
+// ---------------------------------------------------------------------------------------------
+// helpers
+
+async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = '0';
+  for (let i = 0; i < 10_000; i++) {
+    const [next, batch] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    keys.push(...batch);
+    cursor = next;
+    if (cursor === '0') return keys;
+  }
+  throw new Error('SCAN did not finish');
+}
+
+async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
+  const keys = await scanKeys(redis, `{${prefix}:*`);
+  for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
+}
+
+function newRedis(): Redis {
+  return new Redis(redisUrl as string, { maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: false });
+}
+
+function newPool(max = 5): pg.Pool {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max, connectionTimeoutMillis: 5000 });
+  pool.on('error', () => {}); // an idle connection that breaks is simply replaced
+  return pool;
+}
+
+async function dropSchema(pool: pg.Pool, schema: string): Promise<void> {
+  await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+}
+
+const buckets = (now: number, limit: number): QuotaBucket[] => [
+  { period: 'minute', start: now - (now % 60_000), end: now - (now % 60_000) + 60_000, limit },
+];
+
+// ---------------------------------------------------------------------------------------------
+// the one suite, three stores
+
+describeQuotaStoreConformance({
+  name: 'memory',
+  create: () => {
+    const store = createMemoryQuotaStore();
+    return { store, teardown: () => store.close() };
+  },
+});
+
+describeQuotaStoreConformance({
+  name: 'redis',
+  suite: describeRedis,
+  create: () => {
+    const redis = newRedis();
+    const prefix = uniqueName('quota');
+    const store = createRedisQuotaStore({ client: redis, prefix });
+    return {
+      store,
+      async teardown() {
+        await deleteKeys(redis, prefix);
+        await redis.quit();
+      },
+    };
+  },
+});
+
+describeQuotaStoreConformance({
+  name: 'postgres',
+  suite: describePostgres,
+  create: () => {
+    const pool = newPool();
+    const schema = uniqueName('quota');
+    const store = createPostgresQuotaStore({ pool, schema });
+    return {
+      store,
+      async teardown() {
+        await store.close();
+        await dropSchema(pool, schema);
+        await pool.end();
+      },
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// memory
+
+describe('memory quota store', () => {
+  it('treats a counter whose bucket ended as absent, by timestamp (no timers)', async () => {
+    const store = createMemoryQuotaStore();
+    const bucket: QuotaBucket = { period: 'minute', start: 0, end: 1000, limit: 5 };
+    expect(await store.consume({ clientId: 'a', apiPath: '/x', cost: 2, buckets: [bucket], now: 500 })).toEqual({ admitted: true, used: [2] });
+    expect(await store.peek({ clientId: 'a', apiPath: '/x', buckets: [bucket], now: 999 })).toEqual([2]);
+    expect(await store.peek({ clientId: 'a', apiPath: '/x', buckets: [bucket], now: 1000 })).toEqual([0]);
+    // a month-long window is just a number: nothing waits 2^31 ms
+    const month: QuotaBucket = { period: 'month', start: 0, end: 31 * 86_400_000, limit: 0 };
+    expect(await store.consume({ clientId: 'a', apiPath: '/x', cost: 1, buckets: [month], now: 30 * 86_400_000 })).toEqual({ admitted: true, used: [1] });
+  });
+
+  it('sweeps expired counters as calls go by, so memory stays bounded', async () => {
+    const store = createMemoryQuotaStore();
+    let now = Date.UTC(2026, 0, 10, 12);
+    const quota = createQuotaService({ store, now: () => now, logger: silentLogger });
+    for (let i = 0; i < 1000; i++) await quota.consume(`client-${i}`, '/openapi/v1/orders');
+    expect(store.size).toBe(3000);
+    now = Date.UTC(2026, 2, 10, 12); // two months on: every one of those buckets has ended
+    for (let i = 0; i < 400; i++) await quota.consume('still-active', '/openapi/v1/orders');
+    // 400 calls examined 3 200 entries: every expired counter is gone, the live three remain
+    expect(store.size).toBe(3);
+    const again = await quota.inspect('still-active', '/openapi/v1/orders');
+    expect(again.outcome === 'ok' && again.report.periods.map((p) => p.used)).toEqual([60, 60, 60]);
+  });
+
+  it('sweeps everything on demand', async () => {
+    const store = createMemoryQuotaStore();
+    for (let i = 0; i < 10; i++) await store.consume({ clientId: `c${i}`, apiPath: '/x', cost: 1, buckets: buckets(0, 0), now: 0 });
+    expect(store.size).toBe(10);
+    expect(store.sweep(60_000)).toBe(10);
+    expect(store.size).toBe(0);
+  });
+
+  it('refuses a malformed request instead of counting it', async () => {
+    const store = createMemoryQuotaStore();
+    await expect(store.consume({ clientId: 'a', apiPath: '/x', cost: -1, buckets: buckets(0, 1), now: 0 })).rejects.toThrow(TypeError);
+    await expect(
+      store.consume({ clientId: 'a', apiPath: '/x', cost: 1, buckets: [...buckets(0, 1), ...buckets(0, 1)], now: 0 }),
+    ).rejects.toThrow(/twice/);
+    expect(store.size).toBe(0);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Redis
+
+describeRedis('redis quota store', () => {
+  let redis: Redis;
+  const prefix = uniqueName('quota_redis');
+  beforeAll(() => {
+    redis = newRedis();
+  });
+  afterAll(async () => {
+    await deleteKeys(redis, prefix);
+    await redis.quit();
+  });
+
+  /** Counts every command method called through it. */
+  function counting(client: Redis): { client: RedisLike; calls: Map<string, number> } {
+    const calls = new Map<string, number>();
+    const proxy = new Proxy(client, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        if (typeof value !== 'function' || typeof property !== 'string') return value;
+        return (...args: unknown[]) => {
+          calls.set(property, (calls.get(property) ?? 0) + 1);
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    return { client: proxy as unknown as RedisLike, calls };
+  }
+
+  it('sends exactly one EVALSHA per consume, and nothing else', async () => {
+    const { client, calls } = counting(redis);
+    let now = Date.UTC(2026, 10, 21, 10, 0, 0);
+    const quota = createQuotaService({ store: createRedisQuotaStore({ client, prefix }), now: () => now, logger: silentLogger });
+    await quota.consume('counted', '/openapi/v1/orders'); // may load the script (NOSCRIPT, then EVAL) on a fresh server
+    calls.clear();
+    for (let i = 0; i < 5; i++) {
+      now += 1000;
+      expect((await quota.consume('counted', '/openapi/v1/orders')).outcome).toBe('admitted');
+    }
+    expect(Object.fromEntries(calls)).toEqual({ evalsha: 5 });
+  });
+
+  it('falls back to EVAL once when the server does not know the script (NOSCRIPT)', async () => {
+    let refusals = 0;
+    const calls: string[] = [];
+    const client: RedisLike = {
+      async evalsha(sha, numkeys, ...args) {
+        calls.push('evalsha');
+        expect(sha).toBe(CONSUME_SCRIPT_SHA);
+        if (refusals++ === 0) throw new Error('NOSCRIPT No matching script. Please use EVAL.');
+        return redis.evalsha(sha, numkeys, ...args);
+      },
+      async eval(script, numkeys, ...args) {
+        calls.push('eval');
+        return redis.eval(script, numkeys, ...args);
+      },
+      mget: (...keys) => redis.mget(...keys),
+    };
+    const store = createRedisQuotaStore({ client, prefix });
+    const now = Date.UTC(2026, 10, 21, 10, 0, 0);
+    expect(await store.consume({ clientId: 'noscript', apiPath: '/x', cost: 1, buckets: buckets(now, 5), now })).toEqual({ admitted: true, used: [1] });
+    expect(await store.consume({ clientId: 'noscript', apiPath: '/x', cost: 1, buckets: buckets(now, 5), now })).toEqual({ admitted: true, used: [2] });
+    expect(calls).toEqual(['evalsha', 'eval', 'evalsha']);
+  });
+
+  it('puts all keys of one call under one hash tag, each expiring at its bucket end (plus the grace)', async () => {
+    const now = Date.UTC(2026, 10, 21, 10, 0, 20);
+    const store = createRedisQuotaStore({ client: redis, prefix, expiryGraceMs: 5000 });
+    const quota = createQuotaService({ store, now: () => now, logger: silentLogger });
+    const clientId = 'tag:{odd}/client';
+    const decision = await quota.consume(clientId, '/openapi/v1/orders');
+    expect(decision.outcome).toBe('admitted');
+    const keys = await scanKeys(redis, `{${prefix}:${encodeURIComponent(clientId)}:*`);
+    expect(keys).toHaveLength(3);
+    const tags = new Set(keys.map((key) => /^\{[^}]*\}/.exec(key)?.[0]));
+    expect(tags.size).toBe(1);
+    expect([...tags][0]).toBe(`{${prefix}:${encodeURIComponent(clientId)}:/openapi/v1/orders}`);
+    const ends = { minute: Date.UTC(2026, 10, 21, 10, 1), day: Date.UTC(2026, 10, 22), month: Date.UTC(2026, 11, 1) };
+    for (const [period, end] of Object.entries(ends)) {
+      const key = keys.find((k) => k.includes(`}:${period}:`)) as string;
+      const ttl = await redis.pttl(key);
+      const expected = end - now + 5000;
+      expect(ttl, `${period} ttl`).toBeLessThanOrEqual(expected);
+      expect(ttl, `${period} ttl`).toBeGreaterThan(expected - 2000);
+    }
+  });
+
+  it('rejects a client that is not ioredis-like, and a prefix with braces', () => {
+    expect(() => createRedisQuotaStore({ client: {} as RedisLike })).toThrow(TypeError);
+    expect(() => createRedisQuotaStore({ client: redis, prefix: 'a{b' })).toThrow(TypeError);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// PostgreSQL
+
+describePostgres('postgres quota store', () => {
+  let pool: pg.Pool;
+  const schemas: string[] = [];
+  const freshSchema = (): string => {
+    const schema = uniqueName('quota_pg');
+    schemas.push(schema);
+    return schema;
+  };
+  beforeAll(() => {
+    pool = newPool(10);
+  });
+  afterAll(async () => {
+    for (const schema of schemas) await dropSchema(pool, schema);
+    await pool.end();
+  });
+
+  const tableExists = async (schema: string): Promise<boolean> => {
+    const { rows } = await pool.query('SELECT to_regclass($1) AS t', [`"${schema}".courier_quota_counter`]);
+    return rows[0]?.t !== null;
+  };
+
+  it('migrates idempotently, and concurrently from many processes without a conflict', async () => {
+    const schema = freshSchema();
+    const stores = Array.from({ length: 6 }, () => createPostgresQuotaStore({ pool, schema }));
+    await Promise.all(stores.map((store) => store.migrate()));
+    await stores[0]!.migrate();
+    await stores[0]!.migrate();
+    expect(await tableExists(schema)).toBe(true);
+  });
+
+  it('migrates on first use unless told not to; the published SQL creates the same table', async () => {
+    const schema = freshSchema();
+    const now = Date.UTC(2026, 10, 21, 10);
+    const manual = createPostgresQuotaStore({ pool, schema, migrate: false });
+    await expect(manual.consume({ clientId: 'a', apiPath: '/x', cost: 1, buckets: buckets(now, 5), now })).rejects.toThrow(/does not exist/);
+    expect(await tableExists(schema)).toBe(false);
+    await pool.query(quotaMigrationSql({ schema }));
+    await pool.query(quotaMigrationSql({ schema })); // idempotent too
+    expect(await manual.consume({ clientId: 'a', apiPath: '/x', cost: 1, buckets: buckets(now, 5), now })).toEqual({ admitted: true, used: [1] });
+
+    const automatic = freshSchema();
+    const store = createPostgresQuotaStore({ pool, schema: automatic });
+    expect(await store.peek({ clientId: 'a', apiPath: '/x', buckets: buckets(now, 5), now })).toEqual([0]);
+    expect(await tableExists(automatic)).toBe(true);
+  });
+
+  it('deletes expired rows on demand and opportunistically, never the live ones', async () => {
+    const schema = freshSchema();
+    const store = createPostgresQuotaStore({ pool, schema, cleanupIntervalMs: 1, cleanupBatchSize: 2, expiryGraceMs: 0 });
+    let now = Date.UTC(2026, 0, 10, 12);
+    const quota = createQuotaService({ store, now: () => now, logger: silentLogger });
+    for (const id of ['a', 'b', 'c']) await quota.consume(id, '/openapi/v1/orders'); // 9 rows, 3 per client
+    const rows = async (): Promise<number> => Number((await pool.query(`SELECT count(*)::int AS n FROM ${store.tableName}`)).rows[0].n);
+    await store.close();
+    expect(await rows()).toBe(9);
+    // a day later, the minute and day rows have ended, the January rows have not
+    now = Date.UTC(2026, 0, 11, 12);
+    expect(await store.deleteExpired(now)).toBe(6);
+    expect(await rows()).toBe(3);
+    // in March every January row has ended: the next consume cleans up a batch by itself
+    now = Date.UTC(2026, 2, 1, 12);
+    await quota.consume('d', '/openapi/v1/orders');
+    await store.close(); // waits for the clean-up in flight
+    expect(await rows()).toBe(3 + 3 - 2);
+    expect(await store.deleteExpired(now)).toBe(1);
+    expect(await rows()).toBe(3);
+    const still = await quota.inspect('d', '/openapi/v1/orders');
+    expect(still.outcome === 'ok' && still.report.periods.map((p) => p.used)).toEqual([1, 1, 1]);
+  });
+
+  it('gives up on a counter row another session holds for too long (lock_timeout), instead of hanging', async () => {
+    const schema = freshSchema();
+    const store = createPostgresQuotaStore({ pool, schema, lockTimeoutMs: 200 });
+    const now = Date.UTC(2026, 10, 21, 10);
+    const quota = createQuotaService({ store, now: () => now, logger: silentLogger, onStoreError: 'closed', storeTimeoutMs: 5000 });
+    expect((await quota.consume('held', '/openapi/v1/orders')).outcome).toBe('admitted');
+    const holder = await pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT used FROM ${store.tableName} WHERE client_id = 'held' FOR UPDATE`);
+      const started = performance.now();
+      const blocked = await quota.consume('held', '/openapi/v1/orders');
+      expect(blocked.outcome).toBe('store_unavailable');
+      expect(blocked.outcome === 'store_unavailable' && blocked.error.message).toMatch(/lock timeout/);
+      expect(performance.now() - started).toBeLessThan(2000);
+    } finally {
+      await holder.query('ROLLBACK');
+      holder.release();
+    }
+    const after = await quota.consume('held', '/openapi/v1/orders');
+    expect(after.outcome === 'admitted' && after.periods.map((p) => p.used)).toEqual([2, 2, 2]);
+  });
+
+  it('rejects schema and table names that are not plain lower-case identifiers', () => {
+    for (const schema of ['Public', 'a-b', '1abc', 'x"; DROP TABLE y; --', '']) {
+      expect(() => createPostgresQuotaStore({ pool, schema }), schema).toThrow(TypeError);
+    }
+    expect(() => createPostgresQuotaStore({ pool, table: 'quota counter' })).toThrow(TypeError);
+    expect(() => quotaMigrationSql({ schema: 'BAD' })).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,70 @@
+import { existsSync, readFileSync } from 'node:fs';
+
+/** The example's environment (CONTRACT section 6), read once. */
+export interface ExampleConfig {
+  host: string;
+  port: number;
+  /** Where browsers reach the example; the OAuth issuer is `${publicUrl}/oauth`. */
+  publicUrl: string;
+  demoClientId: string;
+  demoClientSecret: string;
+  demoRedirectUri: string;
+  courierUpstreamUrl: string | undefined;
+  courierAppId: string;
+  courierAppSecret: string;
+  store: 'memory' | 'redis' | 'postgres';
+  redisUrl: string;
+  databaseUrl: string;
+  /** A private JWK or PEM, or undefined for a generated key. */
+  signingKey: string | Record<string, unknown> | undefined;
+  quota: { minute: number; day: number; month: number };
+  /** Signs the demo's session cookies; shared by every process of one deployment. */
+  sessionSecret: string;
+}
+
+function integer(name: string, value: string | undefined, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > max) throw new Error(`${name} must be a whole number from 0 to ${max}, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** OAUTH_SIGNING_KEY: a JWK (JSON), a PEM, or a path to a file holding either. */
+function signingKey(value: string | undefined): ExampleConfig['signingKey'] {
+  if (!value) return undefined;
+  const text = !value.trim().startsWith('{') && !value.includes('-----BEGIN') && existsSync(value) ? readFileSync(value, 'utf8') : value;
+  return text.trim().startsWith('{') ? (JSON.parse(text) as Record<string, unknown>) : text;
+}
+
+function store(value: string | undefined): ExampleConfig['store'] {
+  const name = (value || 'memory').toLowerCase();
+  if (name === 'memory' || name === 'redis' || name === 'postgres') return name;
+  throw new Error(`STORE must be memory, redis or postgres, got ${JSON.stringify(value)}`);
+}
+
+export function readConfig(env: NodeJS.ProcessEnv = process.env): ExampleConfig {
+  const host = env.HOST || '127.0.0.1';
+  const port = integer('PORT', env.PORT, 3000, 65535);
+  const publicUrl = (env.PUBLIC_URL || `http://${host}:${port}`).replace(/\/+$/, '');
+  return {
+    host,
+    port,
+    publicUrl,
+    demoClientId: env.DEMO_CLIENT_ID || 'demo-client',
+    demoClientSecret: env.DEMO_CLIENT_SECRET || 'demo-secret',
+    demoRedirectUri: env.DEMO_REDIRECT_URI || `${publicUrl}/callback`,
+    courierUpstreamUrl: env.COURIER_UPSTREAM_URL || undefined,
+    courierAppId: env.COURIER_APP_ID || 'sandbox-app',
+    courierAppSecret: env.COURIER_APP_SECRET || 'sandbox-secret',
+    store: store(env.STORE),
+    redisUrl: env.REDIS_URL || 'redis://127.0.0.1:6379',
+    databaseUrl: env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
+    signingKey: signingKey(env.OAUTH_SIGNING_KEY),
+    quota: {
+      minute: integer('QUOTA_MINUTE', env.QUOTA_MINUTE, 60),
+      day: integer('QUOTA_DAY', env.QUOTA_DAY, 1000),
+      month: integer('QUOTA_MONTH', env.QUOTA_MONTH, 0),
+    },
+    sessionSecret: env.SESSION_SECRET || 'courier-platform-demo-session-secret',
+  };
+}

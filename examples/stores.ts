@@ -1,0 +1,51 @@
+/**
+ * STORE=memory|redis|postgres: where OAuth records and quota counters live. Two example processes on the same Redis
+ * or PostgreSQL act as one platform.
+ */
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import {
+  createMemoryOAuthStore,
+  createMemoryQuotaStore,
+  createPostgresOAuthStore,
+  createPostgresQuotaStore,
+  createRedisOAuthStore,
+  createRedisQuotaStore,
+  type OAuthStore,
+  type QuotaStore,
+} from 'courier-platform';
+import type { ExampleConfig } from './config.js';
+
+export interface ExampleStores {
+  oauth: OAuthStore;
+  quota: QuotaStore;
+  redis?: Redis;
+  pool?: pg.Pool;
+  close(): Promise<void>;
+}
+
+export function createStores(config: ExampleConfig): ExampleStores {
+  if (config.store === 'redis') {
+    // Fail fast while Redis is away, so the quota's onStoreError policy decides instead of a queue.
+    // A command in flight when the connection broke must not be re-sent: it would be counted twice.
+    const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 0, enableOfflineQueue: false, autoResendUnfulfilledCommands: false });
+    redis.on('error', () => {}); // reconnects by itself; the platform logs what it affects
+    return {
+      oauth: createRedisOAuthStore({ client: redis }),
+      quota: createRedisQuotaStore({ client: redis }),
+      redis,
+      close: async () => void (await redis.quit()),
+    };
+  }
+  if (config.store === 'postgres') {
+    const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 10, connectionTimeoutMillis: 2_000 });
+    pool.on('error', () => {}); // a broken idle connection is replaced on the next checkout
+    return {
+      oauth: createPostgresOAuthStore({ pool }),
+      quota: createPostgresQuotaStore({ pool }),
+      pool,
+      close: () => pool.end(),
+    };
+  }
+  return { oauth: createMemoryOAuthStore(), quota: createMemoryQuotaStore(), close: async () => {} };
+}

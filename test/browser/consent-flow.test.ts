@@ -1,0 +1,191 @@
+/**
+ * A real browser on the running example: Chromium (the Debian package, CHROMIUM_PATH in CI)
+ * driven by playwright-core opens the example's relying party, signs in as demo on the host's
+ * login page, approves on the platform's consent page and lands on /callback, which shows the
+ * user's name. The consent page's screenshot is saved as test/artifacts/consent.png (ignored by
+ * git). Without a Chromium binary the suite is skipped with a visible message, unless
+ * REQUIRE_SERVICES=1 (CI), where that is a failure.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page, type Response } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listenOnLoopback } from '../support/net.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
+const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-quic',
+];
+
+/** The same gate as test/support/services.ts, for the browser. */
+function describeWithChromium() {
+  if (existsSync(CHROMIUM_PATH)) return describe;
+  if (process.env.REQUIRE_SERVICES === '1') {
+    throw new Error(`no Chromium at ${CHROMIUM_PATH} but REQUIRE_SERVICES=1: the browser tests must run (install chromium or set CHROMIUM_PATH)`);
+  }
+  console.warn(`\n  [skipped] browser tests: no Chromium at ${CHROMIUM_PATH}; install it or set CHROMIUM_PATH to run them\n`);
+  return describe.skip;
+}
+const describeBrowser = describeWithChromium();
+
+// ---------------------------------------------------------------------------------------------
+// The example, as `npm start` runs it
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  const port = await listenOnLoopback(server);
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+interface RunningExample {
+  base: string;
+  child: ChildProcess;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+async function startExample(timeoutMs = 30_000): Promise<RunningExample> {
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1' };
+  // The example's defaults (memory store, bundled sandbox, demo client on PUBLIC_URL/callback).
+  for (const name of ['PUBLIC_URL', 'STORE', 'DEMO_CLIENT_ID', 'DEMO_CLIENT_SECRET', 'DEMO_REDIRECT_URI', 'COURIER_UPSTREAM_URL', 'OAUTH_SIGNING_KEY']) {
+    delete env[name];
+  }
+  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/express-server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const killer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    await exited;
+    clearTimeout(killer);
+  };
+  // A worker that dies without running afterAll must not leave the example behind.
+  const onExit = () => child.kill('SIGKILL');
+  process.once('exit', onExit);
+  child.once('exit', () => process.removeListener('exit', onExit));
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the example did not print 'listening' within ${timeoutMs} ms`)), timeoutMs);
+      const onData = () => {
+        if (/listening/.test(output)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      child.stdout!.on('data', onData);
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`the example exited early (code ${code}, signal ${signal})`));
+      });
+      child.once('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+    });
+  } catch (error) {
+    await stop();
+    throw new Error(`${(error as Error).message}; its output:\n${output}`);
+  }
+  return { base: `http://127.0.0.1:${port}`, child, output: () => output, stop };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const SCOPE_DESCRIPTIONS = [
+  'Sign you in with your account',
+  'See your name and basic profile',
+  'See your email address',
+  'Keep access while you are away (refresh tokens)',
+];
+
+describeBrowser('consent flow in Chromium on the running example', { timeout: 60_000 }, () => {
+  let example: RunningExample | undefined;
+  let browser: Browser | undefined;
+  let page: Page;
+
+  beforeAll(async () => {
+    [example, browser] = await Promise.all([
+      startExample(),
+      chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS }),
+    ]);
+    page = await browser.newPage({ viewport: { width: 900, height: 700 } });
+    page.setDefaultTimeout(15_000);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await example?.stop();
+  }, 30_000);
+
+  it('signs in as demo, approves, and lands on /callback showing the user', async () => {
+    const base = example!.base;
+    const diagnostics = () => `\n--- example output ---\n${example!.output()}`;
+
+    // The example's relying party builds the authorization URL (state, nonce, PKCE) and the
+    // platform sends the signed-out browser to the host's login page.
+    await page.goto(`${base}/rp/start`);
+    const atLogin = new URL(page.url());
+    expect(atLogin.origin + atLogin.pathname, diagnostics()).toBe(`${base}/login`);
+    const returnTo = new URL(atLogin.searchParams.get('return_to')!, base);
+    expect(returnTo.pathname).toBe('/oauth/authorize');
+    expect(returnTo.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(returnTo.searchParams.get('state')).toBeTruthy();
+    expect(returnTo.searchParams.get('nonce')).toBeTruthy();
+
+    await page.fill('input[name="username"]', 'demo');
+    await page.fill('input[name="password"]', 'demo');
+    const consentResponse = page.waitForResponse((r: Response) => new URL(r.url()).pathname === '/oauth/authorize' && r.status() === 200);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const consent = await consentResponse;
+    await page.waitForLoadState('load');
+
+    // The consent page: who asks, for what, and for whom.
+    expect(new URL(page.url()).pathname).toBe('/oauth/authorize');
+    const heading = page.getByRole('heading', { level: 1 });
+    expect(await heading.textContent()).toContain('Demo relying party');
+    expect(await page.locator('h1 strong').textContent()).toBe('Demo relying party');
+    for (const description of SCOPE_DESCRIPTIONS) {
+      expect(await page.getByText(description, { exact: false }).isVisible(), `scope "${description}" is shown`).toBe(true);
+    }
+    expect(await page.getByText('Signed in as Demo User').isVisible()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Approve' }).isVisible()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Deny' }).isVisible()).toBe(true);
+
+    // It cannot be framed (clickjacking), in either header a browser honours.
+    const headers = await consent.allHeaders();
+    expect(headers['content-security-policy']).toMatch(/(?:^|;)\s*frame-ancestors 'none'\s*(?:;|$)/);
+    expect(headers['x-frame-options']).toBe('DENY');
+    expect(headers['cache-control']).toContain('no-store');
+
+    await mkdir(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: `${ARTIFACTS}consent.png`, fullPage: true });
+
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await page.waitForURL((url) => url.pathname === '/callback');
+    await page.waitForLoadState('load');
+    const landed = new URL(page.url());
+    expect(landed.searchParams.get('code')).toBeTruthy();
+    expect(landed.searchParams.get('iss')).toBe(`${base}/oauth`);
+    const title = await page.locator('h1').first().textContent();
+    expect(title, `the callback page says: ${(await page.locator('body').innerText()).slice(0, 500)}${diagnostics()}`).toBe('Signed in as Demo User');
+  });
+});

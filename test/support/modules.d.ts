@@ -1,0 +1,12 @@
+// The devDependencies `express4` (npm:express@4) and `koa2` (npm:koa@2) ship no types of their
+// own; they are typed as the current majors, whose APIs the test apps use identically.
+
+declare module 'express4' {
+  import express = require('express');
+  export = express;
+}
+
+declare module 'koa2' {
+  import Koa = require('koa');
+  export = Koa;
+}

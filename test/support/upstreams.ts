@@ -1,0 +1,59 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readText, serve } from './net.js';
+
+/** A stand-in courier platform that misbehaves in one particular way. */
+export interface FakeUpstream {
+  readonly url: string;
+  close(): Promise<void>;
+  /** Requests received so far. */
+  hits(): number;
+  /** The JSON bodies received so far (unparsable ones as their text). */
+  bodies(): unknown[];
+}
+
+type Answer = (req: IncomingMessage, res: ServerResponse) => void;
+
+async function fakeUpstream(answer: Answer): Promise<FakeUpstream> {
+  let hits = 0;
+  const bodies: unknown[] = [];
+  const served = await serve((req, res) => {
+    hits += 1;
+    readText(req).then((text) => {
+      try {
+        bodies.push(JSON.parse(text));
+      } catch {
+        bodies.push(text);
+      }
+      answer(req, res);
+    }, () => res.destroy());
+  });
+  return { url: served.url, close: served.close, hits: () => hits, bodies: () => bodies.slice() };
+}
+
+function reply(status: number, contentType: string, body: string): Answer {
+  return (_req, res) => {
+    res.writeHead(status, { 'content-type': contentType });
+    res.end(body);
+  };
+}
+
+export const upstream500 = () => fakeUpstream(reply(500, 'application/json', '{"code":500,"message":"internal"}'));
+
+export const upstreamHtml = () =>
+  fakeUpstream(reply(200, 'text/html', '<html><body><h1>Welcome to nginx</h1></body></html>'));
+
+/** 503 every time; hits() tells how many attempts the proxy made. */
+export const upstream503 = () => fakeUpstream(reply(503, 'text/plain', 'Service Unavailable'));
+
+/** Reads the request and never answers; close() drops the hanging connections. */
+export const upstreamStall = () => fakeUpstream(() => {});
+
+export const upstreamBusinessError = () =>
+  fakeUpstream(reply(200, 'application/json', JSON.stringify({ code: 40004, message: 'bad thing', data: null })));
+
+/** A port nothing listens on: a server is started to get a free port, then closed. */
+export async function upstreamUnreachable(): Promise<FakeUpstream> {
+  const served = await serve(() => {});
+  await served.close();
+  return { url: served.url, close: async () => {}, hits: () => 0, bodies: () => [] };
+}

@@ -1,0 +1,222 @@
+/**
+ * The OAuth server's two hot endpoints on each store: userinfo (GET with a Bearer token) and the
+ * token endpoint's refresh_token grant. Every refresh rotates the token, and presenting a rotated
+ * one revokes the grant, so each virtual connection chains its own grant's refresh tokens.
+ * The probe counts the store round trips of one call of each.
+ */
+import type { MeasureOptions } from '../lib/measure.js';
+import { authorizeGrant, clientBasicAuth, sharedSigningKey, mapLimit, type TokenSet } from '../lib/oauth.js';
+import { fixed, summaryOf, table } from '../lib/report.js';
+import type { ProbeResult, Ratio, RequestChain, Scenario, Target } from '../lib/scenario.js';
+import { measureRoundTrips, type StoreKind } from '../lib/round-trips.js';
+import { startServer, type ServerProcess } from '../lib/servers.js';
+import { connectRunStores, DATABASE_URL, REDIS_URL, runToken, type RunStores } from '../lib/stores.js';
+
+const STORES: readonly StoreKind[] = ['memory', 'redis', 'postgres'];
+const STORE_LABEL: Record<StoreKind, string> = { memory: 'memory', redis: 'Redis', postgres: 'PostgreSQL' };
+
+/** Requests of the round-trip probe (exact counts, few connections). */
+const PROBE_USERINFO = { requests: 2_000, connections: 8 };
+const PROBE_REFRESH = { requests: 120, connections: 4 };
+
+interface RefreshState {
+  token: string;
+}
+
+/**
+ * Connection i keeps refreshing grant i: the newest refresh token is carried from answer to
+ * request. A failed refresh keeps the old token; if the server had rotated it, the next call is a
+ * reuse that revokes the grant, and every later call of this chain fails too (counted as errors).
+ */
+function refreshChain(state: RefreshState): RequestChain {
+  return {
+    next: () => ({ body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: state.token }).toString() }),
+    answer(status, body) {
+      if (status !== 200) return false;
+      try {
+        const tokens = JSON.parse(body) as Partial<TokenSet>;
+        if (typeof tokens.refresh_token !== 'string' || typeof tokens.access_token !== 'string') return false;
+        state.token = tokens.refresh_token;
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  };
+}
+
+interface StoreRun {
+  kind: StoreKind;
+  server: ServerProcess;
+  userinfo: Target;
+  refresh: Target;
+  /** One chain per connection, for the rounds; the probe uses the first few. */
+  chains: RequestChain[];
+}
+
+export const oauthScenario: Scenario = {
+  name: 'oauth',
+  title: 'OAuth: userinfo and the refresh_token grant on the memory, Redis and PostgreSQL stores',
+  notes: [
+    'Each store has its own server process: Express 5 + `courierPlatform({ courier: false, quota: false, oauth })` with one confidential client and one RS256 signing key made at set-up. The client is configured with its plain secret (hashed with scrypt N=16384 at start-up); every token request authenticates it exactly as the token endpoint does (src/oauth/token-endpoint.ts: at the time of writing through `createSecretVerifier`, which remembers a successful scrypt verification for 5 minutes, so scrypt runs on a miss only). Redis: ioredis, one connection. PostgreSQL: pg.Pool (default size 10).',
+    'Set-up walks authorize → consent → token over HTTP for one grant per connection plus one (scope `openid profile offline_access`, one user each).',
+    'userinfo: GET /oauth/userinfo with the spare grant\'s access token (shared by every connection), loaded by autocannon.',
+    'refresh: POST /oauth/token `grant_type=refresh_token` with client_secret_basic. Each call rotates the refresh token and reusing an old one revokes the grant, so each of the N virtual connections chains its own grant: the runner\'s own keep-alive loop (`chainedLoad` in lib/load.ts; autocannon 9 resets a connection\'s context before every request of a one-request list) sends the newest refresh token it got. Its latency is measured with hrtime, not rounded to whole ms. Every answer also carries a new id_token (RS256 signature).',
+  ],
+  singleShare: 0.4,
+
+  async setup(options: MeasureOptions) {
+    const token = runToken('oauth');
+    const schema = `${token}_oauth`;
+    const servers: ServerProcess[] = [];
+    let stores: RunStores | undefined;
+    const teardown = async () => {
+      await Promise.all(servers.map((server) => server.stop()));
+      await stores?.cleanup();
+    };
+    try {
+      stores = await connectRunStores(token, [schema]);
+      const key = await sharedSigningKey();
+      const started = await Promise.all(
+        STORES.map((kind) =>
+          startServer(`oauth-${kind}`, 'oauth.ts', {
+            BENCH_STORE: kind,
+            BENCH_SIGNING_KEY: key,
+            BENCH_REDIS_URL: REDIS_URL,
+            BENCH_REDIS_PREFIX: `${token}:`,
+            BENCH_REDIS_NAME: `${token}_oauth`,
+            BENCH_DATABASE_URL: DATABASE_URL,
+            BENCH_PG_SCHEMA: schema,
+          }),
+        ),
+      );
+      servers.push(...started);
+
+      const runs: StoreRun[] = [];
+      for (const [i, kind] of STORES.entries()) {
+        const server = started[i]!;
+        // Grant `connections` is the spare one: userinfo's token, never refreshed, so no chain can revoke it.
+        const users = Array.from({ length: options.connections + 1 }, (_, n) => `u${n}`);
+        const grants = await mapLimit(users, 4, (user) => authorizeGrant(server.url, user));
+        const states = grants.slice(0, options.connections).map((grant): RefreshState => {
+          if (!grant.refresh_token) throw new Error(`oauth-${kind}: the grant has no refresh token (scope ${grant.scope})`);
+          return { token: grant.refresh_token };
+        });
+        const chains = states.map(refreshChain);
+        const spare = grants[options.connections]!;
+        runs.push({
+          kind,
+          server,
+          chains,
+          userinfo: {
+            id: `userinfo-${kind}`,
+            label: `userinfo, ${STORE_LABEL[kind]}`,
+            url: `${server.url}/oauth/userinfo`,
+            method: 'GET',
+            headers: { authorization: `Bearer ${spare.access_token}` },
+            verify: (body) => body.startsWith(`{"sub":"bench-u${options.connections}"`),
+          },
+          refresh: {
+            id: `refresh-${kind}`,
+            label: `refresh_token grant, ${STORE_LABEL[kind]}`,
+            url: `${server.url}/oauth/token`,
+            method: 'POST',
+            headers: { authorization: clientBasicAuth, 'content-type': 'application/x-www-form-urlencoded' },
+            verify: () => true,
+            chain: (connection) => {
+              const chain = chains[connection];
+              if (!chain) throw new Error(`refresh-${kind}: no grant for connection ${connection}`);
+              return chain;
+            },
+          },
+        });
+        process.stderr.write(`  oauth-${kind}: ${grants.length} grants through authorize → consent → token\n`);
+      }
+
+      const runStores = stores;
+      return {
+        targets: [...runs.map((run) => run.userinfo), ...runs.map((run) => run.refresh)],
+        teardown,
+        async probe(summary): Promise<ProbeResult> {
+          const ratios: Ratio[] = [];
+          const rows: string[][] = [];
+          const warnings: string[] = [];
+          const data: Record<string, unknown> = {};
+          for (const run of runs) {
+            const probe = { store: run.kind, serverUrl: run.server.url, redisName: `${token}_oauth`, admin: runStores.redis };
+            const userinfo = await measureRoundTrips({ ...probe, target: run.userinfo, ...PROBE_USERINFO });
+            // The rounds are over: the first few chains are free for the probe.
+            const connections = Math.min(PROBE_REFRESH.connections, run.chains.length);
+            const refresh = await measureRoundTrips({ ...probe, target: run.refresh, requests: PROBE_REFRESH.requests, connections });
+            data[run.kind] = { userinfo, refresh };
+            const label = STORE_LABEL[run.kind];
+            const probeErrors = userinfo.errors + refresh.errors;
+            ratios.push({
+              label: `${label}: store round trips per userinfo call`,
+              value: userinfo.perCall,
+              unit: 'round trips',
+              goal: '≤ 1',
+              pass: userinfo.perCall <= 1 && userinfo.errors === 0 && userinfo.consistent,
+            });
+            const u = summaryOf(summary, run.userinfo.id);
+            const r = summaryOf(summary, run.refresh.id);
+            const errors = u.errors + r.errors + probeErrors;
+            rows.push([
+              label,
+              fixed(u.rps, 0),
+              fixed(u.p50, 0),
+              fixed(u.p99, 0),
+              fixed(r.rps, 0),
+              fixed(r.p50, 0),
+              fixed(r.p99, 0),
+              userinfo.detail,
+              refresh.detail,
+              errors > 0 ? `**${errors}** ⚠` : '0',
+            ]);
+            for (const [what, counted] of [['userinfo', userinfo], ['refresh', refresh]] as const) {
+              if (!counted.consistent) {
+                warnings.push(`⚠ ${label} ${what}: INFO commandstats and MONITOR disagree (${counted.redis!.topLevel} vs ${counted.redis!.sent} top-level commands); ${counted.redis!.others} commands came from other clients.`);
+              }
+            }
+            if (probeErrors > 0) warnings.push(`⚠ ${label}: ${probeErrors} requests of the round-trip probe failed.`);
+          }
+          const c = options.connections;
+          return {
+            ratios,
+            tables: [
+              table(
+                [
+                  'Store',
+                  `userinfo req/s (${c} conn)`,
+                  'p50 ms',
+                  'p99 ms',
+                  `refresh req/s (${c} conn)`,
+                  'p50 ms',
+                  'p99 ms',
+                  'round trips / userinfo',
+                  'round trips / refresh',
+                  'errors',
+                ],
+                ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l', 'l', 'r'],
+                rows,
+              ),
+            ],
+            notes: [
+              `Round trips (after the rounds, nothing else of the bench running; ${PROBE_USERINFO.requests} userinfo calls on ${PROBE_USERINFO.connections} connections and ${PROBE_REFRESH.requests} refreshes on ${PROBE_REFRESH.connections} per store): Redis, the commands the server received on the child's connection (MONITOR, by client address), then the server's \`INFO commandstats\` delta per call, which also counts the commands Lua scripts run (in Lua) and must equal the first figure once those and other clients' commands are taken out. PostgreSQL: statements the child's pool sent (a counter around each pooled connection's \`query\`; pg_stat_statements is not loaded on this server). Memory: none, by construction.`,
+              ...warnings,
+            ],
+            data,
+          };
+        },
+      };
+    } catch (error) {
+      await teardown();
+      throw error;
+    }
+  },
+
+  ratios() {
+    // Throughput has no target yet; the round-trip checks come from the probe.
+    return [];
+  },
+};

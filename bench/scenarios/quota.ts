@@ -1,0 +1,156 @@
+/**
+ * One guarded GET three ways: bare Express, Express + courier-platform's quota guard (memory,
+ * Redis, PostgreSQL counters; three calendar periods), and the usual rate limiters in front of
+ * the same route (express-rate-limit with one window, rate-limiter-flexible with three).
+ */
+import { authorizeGrant, sharedSigningKey } from '../lib/oauth.js';
+import { isPingBody, PING_PATH } from '../lib/ping.js';
+import { fixed, summaryOf, table } from '../lib/report.js';
+import type { ProbeResult, Scenario, Target } from '../lib/scenario.js';
+import { measureRoundTrips, type RoundTrips, type StoreKind } from '../lib/round-trips.js';
+import { startServer, type ServerProcess } from '../lib/servers.js';
+import { connectRunStores, DATABASE_URL, REDIS_URL, runToken, type RunStores } from '../lib/stores.js';
+
+/** Every limit of every target: finite (so the check runs) and out of reach of any run. */
+const LIMIT = 1_000_000_000;
+const PROBE = { requests: 2_000, connections: 8 };
+
+interface Spec {
+  id: string;
+  label: string;
+  /** Where the counters live; undefined for bare Express. */
+  store: StoreKind | undefined;
+  /** `quota-guard.ts` with this quota store, or `quota-peer.ts` with this peer. */
+  guard?: 'memory' | 'redis' | 'postgres';
+  peer?: 'bare' | 'erl-memory' | 'erl-redis' | 'rlf-memory' | 'rlf-redis';
+}
+
+const SPECS: Spec[] = [
+  { id: 'bare', label: 'bare Express', store: undefined, peer: 'bare' },
+  { id: 'guard-memory', label: 'courier-platform guard, memory (3 periods)', store: 'memory', guard: 'memory' },
+  { id: 'guard-redis', label: 'courier-platform guard, Redis (3 periods)', store: 'redis', guard: 'redis' },
+  { id: 'guard-postgres', label: 'courier-platform guard, PostgreSQL (3 periods)', store: 'postgres', guard: 'postgres' },
+  { id: 'erl-memory', label: 'express-rate-limit, memory (1 window)', store: 'memory', peer: 'erl-memory' },
+  { id: 'erl-redis', label: 'express-rate-limit + rate-limit-redis (1 window)', store: 'redis', peer: 'erl-redis' },
+  { id: 'rlf-memory', label: 'rate-limiter-flexible, memory (3 windows)', store: 'memory', peer: 'rlf-memory' },
+  { id: 'rlf-redis', label: 'rate-limiter-flexible, Redis (3 windows)', store: 'redis', peer: 'rlf-redis' },
+];
+
+export const quotaScenario: Scenario = {
+  name: 'quota',
+  title: 'Quota guard (GET /openapi/v1/ping): bare Express vs courier-platform\'s guard vs express-rate-limit and rate-limiter-flexible',
+  notes: [
+    `Every target is its own Express 5 process answering the same \`{"ok":true}\`. Every limit is ${LIMIT.toLocaleString('en-US')} (finite, so every call runs the whole check-and-charge path; nothing is rejected). Every limiter counts one key for all calls (one client id, or the one caller IP).`,
+    'courier-platform guard: `app.use(courierPlatform({ courier: false, oauth, quota: { store, defaults: { minute, day, month } } }))` and `app.get(path, platform.quota(), handler)`; every call validates a Bearer access token (made at set-up through authorize → consent → token on that server; OAuth store in memory everywhere, so the token lookup costs the same and sends nothing to Redis or PostgreSQL), charges the minute, day and month and sets the RateLimit headers. Redis: ioredis, one connection, the quota store\'s recommended options. PostgreSQL: pg.Pool (default size 10), default `synchronousCommit` (the server\'s, on).',
+    'express-rate-limit 8: `rateLimit({ windowMs: 60 000, limit })` on the route, its default headers (X-RateLimit-*), memory store or rate-limit-redis 6 (`sendCommand` over ioredis `call`). rate-limiter-flexible 11: three limiters (60 s, 1 day, 24 days: RateLimiterMemory expires keys with setTimeout, capped at 24.8 days) consumed together per call by a 10-line middleware, no headers; RateLimiterRedis over ioredis.',
+    'The peers need no token.',
+  ],
+  singleShare: 0.4,
+
+  async setup() {
+    const token = runToken('quota');
+    const schema = `${token}_quota`;
+    const redisName = (spec: Spec) => `${token}_${spec.id}`;
+    const servers: ServerProcess[] = [];
+    let stores: RunStores | undefined;
+    const teardown = async () => {
+      await Promise.all(servers.map((server) => server.stop()));
+      await stores?.cleanup();
+    };
+    try {
+      stores = await connectRunStores(token, [schema]);
+      const key = await sharedSigningKey();
+      const env = {
+        BENCH_QUOTA_LIMIT: String(LIMIT),
+        BENCH_SIGNING_KEY: key,
+        BENCH_REDIS_URL: REDIS_URL,
+        BENCH_PREFIX: token,
+        BENCH_DATABASE_URL: DATABASE_URL,
+        BENCH_PG_SCHEMA: schema,
+      };
+      const started = await Promise.all(
+        SPECS.map((spec) =>
+          spec.guard
+            ? startServer(spec.id, 'quota-guard.ts', { ...env, BENCH_QUOTA_STORE: spec.guard, BENCH_REDIS_NAME: redisName(spec) })
+            : startServer(spec.id, 'quota-peer.ts', { ...env, BENCH_PEER: spec.peer!, BENCH_REDIS_NAME: redisName(spec) }),
+        ),
+      );
+      servers.push(...started);
+
+      const targets = await Promise.all(
+        SPECS.map(async (spec, i): Promise<Target> => {
+          const server = started[i]!;
+          const headers: Record<string, string> = {};
+          if (spec.guard) headers.authorization = `Bearer ${(await authorizeGrant(server.url, 'quota-app', 'openid')).access_token}`;
+          return { id: spec.id, label: spec.label, url: `${server.url}${PING_PATH}`, method: 'GET', headers, verify: isPingBody };
+        }),
+      );
+
+      const runStores = stores;
+      return {
+        targets,
+        teardown,
+        async probe(summary): Promise<ProbeResult> {
+          const bare = summaryOf(summary, 'bare');
+          const counted = new Map<string, RoundTrips>();
+          for (const [i, spec] of SPECS.entries()) {
+            if (spec.store !== 'redis' && spec.store !== 'postgres') continue;
+            const probe = { store: spec.store, target: targets[i]!, serverUrl: started[i]!.url, redisName: redisName(spec), admin: runStores.redis, ...PROBE };
+            counted.set(spec.id, await measureRoundTrips(probe));
+          }
+          const redisGuard = counted.get('guard-redis')!;
+          const rows = SPECS.map((spec) => {
+            const s = summaryOf(summary, spec.id);
+            const detail = counted.get(spec.id)?.detail ?? (spec.store === 'memory' ? '0 (in process)' : '—');
+            return [spec.label, fixed(s.rps, 0), fixed(s.rps / bare.rps, 2), fixed(s.p50, 0), fixed(s.p99, 0), detail];
+          });
+          const warnings = [...counted]
+            .filter(([, c]) => !c.consistent)
+            .map(([id, c]) => `⚠ ${id}: INFO commandstats and MONITOR disagree (${c.redis!.topLevel} vs ${c.redis!.sent} top-level commands); ${c.redis!.others} commands came from other clients.`);
+          const probeErrors = [...counted.values()].reduce((sum, c) => sum + c.errors, 0);
+          const guardSent = redisGuard.redis?.sent ?? Number.NaN;
+          return {
+            ratios: [
+              {
+                label: 'guard (Redis): Redis round trips per guarded call',
+                value: redisGuard.perCall,
+                unit: 'round trips',
+                goal: '= 1 exactly',
+                pass: guardSent === redisGuard.requests && redisGuard.consistent && redisGuard.errors === 0,
+              },
+            ],
+            tables: [
+              table(
+                ['Target', 'req/s', '÷ bare Express', 'p50 ms', 'p99 ms', 'store round trips per call'],
+                ['l', 'r', 'r', 'r', 'r', 'l'],
+                rows,
+              ),
+            ],
+            notes: [
+              `Round trips (after the rounds, nothing else of the bench running; ${PROBE.requests} calls on ${PROBE.connections} connections per Redis or PostgreSQL target): Redis, the commands the server received on the target's connection (MONITOR, by client address), then the server's \`INFO commandstats\` delta per call, which also counts the commands Lua scripts run (in Lua) and must equal the first figure once those and other clients' commands are taken out. PostgreSQL: statements the target's pool sent, BEGIN and COMMIT included (a counter around each pooled connection's \`query\`).`,
+              ...warnings,
+              ...(probeErrors > 0 ? [`⚠ ${probeErrors} requests of the round-trip probe failed.`] : []),
+            ],
+            data: Object.fromEntries(counted),
+          };
+        },
+      };
+    } catch (error) {
+      await teardown();
+      throw error;
+    }
+  },
+
+  ratios(summary) {
+    const bare = summaryOf(summary, 'bare');
+    const memory = summaryOf(summary, 'guard-memory');
+    const redis = summaryOf(summary, 'guard-redis');
+    const erlRedis = summaryOf(summary, 'erl-redis');
+    const kept = memory.rps / bare.rps;
+    const versus = redis.rps / erlRedis.rps;
+    return [
+      { label: 'guard (memory) req/s ÷ bare Express req/s', value: kept, unit: '', goal: '≥ 0.85', pass: kept >= 0.85 },
+      { label: 'guard (Redis, 3 periods) req/s ÷ express-rate-limit + rate-limit-redis (1 window) req/s', value: versus, unit: '', goal: '≥ 1.00', pass: versus >= 1 },
+    ];
+  },
+};

@@ -31,7 +31,7 @@ export async function guardRequest(request: PlatformRequest, quota: QuotaService
   try {
     const identity = await identify(request, verify);
     const verdict = guardVerdict(await quota.consume(identity.clientId, apiPath));
-    return verdict.pass ? { ...verdict, identity } : verdict;
+    return verdict.pass ? { pass: true, headers: verdict.headers, identity } : verdict;
   } catch (error) {
     if (error instanceof PlatformError) return { pass: false, response: errorEnvelope(error) };
     throw error;

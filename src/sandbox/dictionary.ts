@@ -4,6 +4,7 @@
  */
 
 /** A floor of a building (SPEC 2.3). */
+import { deepFreeze } from '../core/deep-freeze.js';
 export interface Floor {
   readonly floorId: number;
   readonly floorName: string;
@@ -26,14 +27,6 @@ export interface ExpressType {
 export interface ExpressTag {
   readonly expressTagId: number;
   readonly expressTagName: string;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object') {
-    for (const inner of Object.values(value)) deepFreeze(inner);
-    Object.freeze(value);
-  }
-  return value;
 }
 
 function floors(mansionId: number, names: readonly string[]): Floor[] {

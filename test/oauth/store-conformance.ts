@@ -383,14 +383,22 @@ export function describeOAuthStoreConformance({ name, create }: OAuthStoreConfor
         expect(await store.getClient(client.id)).toStrictEqual(client);
       });
 
-      it('keeps its own copies: changing a saved or returned record changes nothing stored', async () => {
+      it('keeps its own copies: changing a saved or returned record changes nothing stored (returned access tokens may be frozen)', async () => {
         const access = tokenRecord(fresh('grant'));
         const expected = structuredClone(access);
         await store.saveTokens({ access });
         access.scope.push('written-after-save');
-        const found = await store.findAccessToken(access.ref);
-        found!.scope.push('admin');
-        found!.user.claims.name = 'Mallory';
+        const found = (await store.findAccessToken(access.ref))!;
+        // A store may hand out a copy or one frozen record; either way a reader changes nothing.
+        if (Object.isFrozen(found)) {
+          expect(() => found.scope.push('admin')).toThrow(TypeError);
+          expect(() => {
+            found.user.claims.name = 'Mallory';
+          }).toThrow(TypeError);
+        } else {
+          found.scope.push('admin');
+          found.user.claims.name = 'Mallory';
+        }
         expect(await store.findAccessToken(access.ref)).toStrictEqual(expected);
       });
     });

@@ -8,6 +8,7 @@
  * records however long the process runs.
  */
 import { systemClock, type Clock } from '../../core/clock.js';
+import { deepFreeze } from '../../core/deep-freeze.js';
 import type {
   AccessTokenRecord,
   AuthorizationCodeRecord,
@@ -42,13 +43,19 @@ export interface MemoryOAuthStore extends OAuthStore {
 }
 
 /**
- * Records are kept as JSON text, as the Redis and PostgreSQL stores keep them: every read returns
- * a fresh copy the caller may mutate, and a record that survives here survives there too.
+ * Records are kept as JSON text, as the Redis and PostgreSQL stores keep them: a record that
+ * survives here survives there too, and nothing a caller does to its object afterwards reaches
+ * the store. Reads return a fresh copy, except access tokens (below).
  */
 interface Entry {
   json: string;
   expiresAt: number;
   consumed: boolean;
+  /**
+   * The access token's record, parsed once on first read and deep-frozen: every guarded call
+   * reads it, and parsing the JSON each time was the largest cost of the memory guard.
+   */
+  frozen?: AccessTokenRecord;
 }
 
 /** Everything of one grant sits together, so revoking it is one map operation. */
@@ -194,7 +201,8 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
 
     async findAccessToken(ref) {
       const entry = live((grant) => grant.access, ref);
-      return entry && (JSON.parse(entry.json) as AccessTokenRecord);
+      if (!entry) return undefined;
+      return (entry.frozen ??= deepFreeze(JSON.parse(entry.json) as AccessTokenRecord));
     },
 
     async findRefreshToken(ref) {

@@ -82,7 +82,10 @@ export interface OAuthStore {
    * (a code replay or refresh-token reuse raced this issuance).
    */
   saveTokens(tokens: { access: AccessTokenRecord; refresh?: RefreshTokenRecord }): Promise<boolean>;
-  /** One round trip: the whole record, or `undefined` when unknown, expired or revoked. */
+  /**
+   * One round trip: the whole record, or `undefined` when unknown, expired or revoked. Read it,
+   * never change it: a store may hand the same frozen object to every caller (the memory store does).
+   */
   findAccessToken(ref: TokenRef): Promise<AccessTokenRecord | undefined>;
   /** The refresh token, rotated or not, until it expires; `undefined` when unknown, expired or revoked. */
   findRefreshToken(ref: TokenRef): Promise<(RefreshTokenRecord & ConsumedMarker) | undefined>;

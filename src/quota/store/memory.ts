@@ -4,24 +4,33 @@
  * The check of every bucket and the increment of every bucket happen in one synchronous step
  * (no `await` in between), so no other call can interleave: that is the whole atomicity story.
  *
- * Expiry is by timestamps, never timers: a counter whose bucket ended is treated as absent and
- * is swept later. (A month is longer than the ~24.8 days a Node timer can wait, which is one of
- * the reasons the counters are not built on rate-limiter-flexible's memory store.) The sweep is
- * amortised: every call examines a few entries through a persistent Map iterator, more than a
+ * Expiry is by timestamps, never timers: a counter is dropped once its bucket ended (plus a short
+ * grace, as in the Redis and PostgreSQL stores) and is swept later. (A month is longer than the
+ * ~24.8 days a Node timer can wait, which is one of the reasons the counters are not built on
+ * rate-limiter-flexible's memory store.) The sweep is
+ * amortised: every call examines a few slots through a persistent Map iterator, more than a
  * call can create, so expired counters never pile up and no call ever pays for a full scan.
+ *
+ * One slot per client and path holds that pair's counters (one per period and bucket), so a
+ * guarded call costs one Map lookup, not one per period.
  */
-import { checkConsumeRequest, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaStore } from './types.js';
+import { checkConsumeRequest, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaBucket, type QuotaStore } from './types.js';
 
 export interface MemoryQuotaStoreOptions {
-  /** Entries examined by the sweep per call (default 8; must exceed the 3 a call can create). */
+  /** Slots (client + path) examined by the sweep per call (default 8; at least 2, more than the one a call can create). */
   sweepPerCall?: number;
+  /**
+   * A counter is kept this long after its bucket's end (ms, default 5000, as in the Redis and
+   * PostgreSQL stores), so a clock that steps back a little finds the count instead of starting over.
+   */
+  expiryGraceMs?: number;
 }
 
 export interface MemoryQuotaStore extends QuotaStore {
   readonly kind: 'memory';
   /** Counters held, expired ones not yet swept included. */
   readonly size: number;
-  /** Drops every expired counter now; returns how many. */
+  /** Drops every counter whose bucket ended more than the grace before `now`; returns how many. */
   sweep(now: number): number;
   /** Forgets every counter. */
   clear(): void;
@@ -30,14 +39,22 @@ export interface MemoryQuotaStore extends QuotaStore {
 }
 
 interface Counter {
+  period: string;
+  /** Bucket start and end, UTC ms. */
+  start: number;
+  end: number;
   used: number;
-  /** Bucket end, UTC ms. */
+}
+
+interface Slot {
+  counters: Counter[];
+  /** The latest end among the counters: once it has passed, the whole slot can go. */
   end: number;
 }
 
-function counterKey(clientId: string, apiPath: string, period: string, start: number): string {
-  // clientId is encoded so a ':' in it cannot make two (client, path) pairs share a key.
-  return `${encodeURIComponent(clientId)}\u0000${apiPath}\u0000${period}\u0000${start}`;
+/** Length-prefixed, so no client id and path can make another pair's key. */
+function slotKey(clientId: string, apiPath: string): string {
+  return `${apiPath.length}:${apiPath}${clientId}`;
 }
 
 /**
@@ -46,76 +63,108 @@ function counterKey(clientId: string, apiPath: string, period: string, start: nu
  */
 export function createMemoryQuotaStore(options: MemoryQuotaStoreOptions = {}): MemoryQuotaStore {
   const sweepPerCall = options.sweepPerCall ?? 8;
-  if (!Number.isSafeInteger(sweepPerCall) || sweepPerCall < 4) throw new TypeError('memory quota store: sweepPerCall must be an integer >= 4');
-  const counters = new Map<string, Counter>();
-  let cursor: Iterator<[string, Counter]> | undefined;
+  if (!Number.isSafeInteger(sweepPerCall) || sweepPerCall < 2) throw new TypeError('memory quota store: sweepPerCall must be an integer >= 2');
+  const grace = options.expiryGraceMs ?? 5000;
+  if (!Number.isSafeInteger(grace) || grace < 0) throw new TypeError('memory quota store: expiryGraceMs must be a non-negative integer');
+  const slots = new Map<string, Slot>();
+  let size = 0;
+  let cursor: Iterator<[string, Slot]> | undefined;
 
-  /** Examines up to `budget` entries from where the last call stopped; deletes expired ones. */
+  /** Examines up to `budget` slots from where the last call stopped; deletes those whose counters all ended. */
   const sweepSome = (now: number, budget: number): void => {
-    for (let i = 0; i < budget && counters.size > 0; i++) {
-      cursor ??= counters.entries();
+    for (let i = 0; i < budget && slots.size > 0; i++) {
+      cursor ??= slots.entries();
       const next = cursor.next();
       if (next.done) {
         cursor = undefined;
         continue;
       }
-      const [key, counter] = next.value;
+      const [key, slot] = next.value;
       // Deleting the entry the iterator just returned is safe for Map iteration.
-      if (counter.end <= now) counters.delete(key);
+      if (slot.end + grace <= now) {
+        slots.delete(key);
+        size -= slot.counters.length;
+      }
     }
   };
 
-  const live = (key: string, now: number): Counter | undefined => {
-    const counter = counters.get(key);
-    if (counter === undefined) return undefined;
-    if (counter.end <= now) {
-      counters.delete(key);
-      return undefined;
+  /** The slot, without the counters that ended more than the grace ago (dropped as they are met). */
+  const liveSlot = (key: string, now: number): Slot | undefined => {
+    const slot = slots.get(key);
+    if (slot === undefined) return undefined;
+    const cutoff = now - grace;
+    if (slot.counters.some((counter) => counter.end <= cutoff)) {
+      const live = slot.counters.filter((counter) => counter.end > cutoff);
+      size -= slot.counters.length - live.length;
+      slot.counters = live;
     }
-    return counter;
+    return slot;
+  };
+
+  const find = (slot: Slot | undefined, period: string, start: number): Counter | undefined => {
+    if (slot === undefined) return undefined;
+    for (const counter of slot.counters) if (counter.period === period && counter.start === start) return counter;
+    return undefined;
   };
 
   const store: MemoryQuotaStore = {
     kind: 'memory',
     inProcess: true,
     get size() {
-      return counters.size;
+      return size;
     },
     // `async` without a single `await`: the body runs to completion synchronously, atomically.
     async consume(request: ConsumeRequest): Promise<ConsumeResult> {
       checkConsumeRequest(request);
       const { clientId, apiPath, cost, buckets, now } = request;
       sweepSome(now, sweepPerCall);
-      const keys = buckets.map((bucket) => counterKey(clientId, apiPath, bucket.period, bucket.start));
-      const current = keys.map((key) => live(key, now));
-      const used = current.map((counter) => counter?.used ?? 0);
-      const admitted = buckets.every((bucket, i) => bucket.limit === 0 || (used[i] as number) + cost <= bucket.limit);
+      const key = slotKey(clientId, apiPath);
+      let slot = liveSlot(key, now);
+      const current = buckets.map((bucket) => find(slot, bucket.period, bucket.start));
+      const used = current.map((counter) => (counter === undefined ? 0 : counter.used));
+      let admitted = true;
+      for (let i = 0; i < buckets.length; i++) {
+        const limit = (buckets[i] as QuotaBucket).limit;
+        if (limit !== 0 && (used[i] as number) + cost > limit) admitted = false;
+      }
       if (!admitted) return { admitted, used };
-      buckets.forEach((bucket, i) => {
+      if (slot === undefined) {
+        slot = { counters: [], end: 0 };
+        slots.set(key, slot);
+      }
+      for (let i = 0; i < buckets.length; i++) {
+        const bucket = buckets[i] as QuotaBucket;
         const counter = current[i];
         if (counter) counter.used += cost;
-        else counters.set(keys[i] as string, { used: cost, end: bucket.end });
+        else {
+          slot.counters.push({ period: bucket.period, start: bucket.start, end: bucket.end, used: cost });
+          size++;
+          if (bucket.end > slot.end) slot.end = bucket.end;
+        }
         used[i] = (used[i] as number) + cost;
-      });
+      }
       return { admitted, used };
     },
     async peek(request: PeekRequest): Promise<number[]> {
       const { clientId, apiPath, buckets, now } = request;
-      return buckets.map((bucket) => live(counterKey(clientId, apiPath, bucket.period, bucket.start), now)?.used ?? 0);
+      const slot = liveSlot(slotKey(clientId, apiPath), now);
+      return buckets.map((bucket) => find(slot, bucket.period, bucket.start)?.used ?? 0);
     },
     sweep(now: number): number {
       let removed = 0;
-      for (const [key, counter] of counters) {
-        if (counter.end <= now) {
-          counters.delete(key);
-          removed++;
-        }
+      for (const [key, slot] of slots) {
+        const live = slot.counters.filter((counter) => counter.end + grace > now);
+        removed += slot.counters.length - live.length;
+        if (live.length === 0) slots.delete(key);
+        else slot.counters = live;
       }
+      size -= removed;
       cursor = undefined;
       return removed;
     },
     clear() {
-      counters.clear();
+      slots.clear();
+      size = 0;
       cursor = undefined;
     },
     async close() {

@@ -261,6 +261,21 @@ describeRedis('redis quota store', () => {
     }
   });
 
+  it('a call one period rejects leaves every counter as it was, and no key without its TTL', async () => {
+    const now = Date.UTC(2026, 10, 21, 10, 0, 20);
+    const store = createRedisQuotaStore({ client: redis, prefix, expiryGraceMs: 5000 });
+    const minute: QuotaBucket = { period: 'minute', start: Date.UTC(2026, 10, 21, 10, 0), end: Date.UTC(2026, 10, 21, 10, 1), limit: 0 };
+    const day: QuotaBucket = { period: 'day', start: Date.UTC(2026, 10, 21), end: Date.UTC(2026, 10, 22), limit: 2 };
+    const call = (cost: number) => store.consume({ clientId: 'undo', apiPath: '/x', cost, buckets: [minute, day], now });
+    expect(await call(3)).toEqual({ admitted: false, used: [0, 0] }); // the day has no room: nothing charged, even where the key was new
+    expect(await call(2)).toEqual({ admitted: true, used: [2, 2] });
+    expect(await call(1)).toEqual({ admitted: false, used: [2, 2] });
+    for (const key of store.keysFor('undo', '/x', [minute, day])) {
+      expect(await redis.get(key)).toBe('2');
+      expect(await redis.pttl(key), key).toBeGreaterThan(0);
+    }
+  });
+
   it('rejects a client that is not ioredis-like, and a prefix with braces', () => {
     expect(() => createRedisQuotaStore({ client: {} as RedisLike })).toThrow(TypeError);
     expect(() => createRedisQuotaStore({ client: redis, prefix: 'a{b' })).toThrow(TypeError);

@@ -23,27 +23,35 @@ import type { QuotaDecision, QuotaInspection, QuotaPeriodState, QuotaRejected } 
 
 const WINDOW_SECONDS: Record<QuotaPeriod, number | undefined> = { minute: 60, day: 86_400, month: undefined };
 
-function limited(periods: readonly QuotaPeriodState[]): QuotaPeriodState[] {
-  return periods.filter((p) => !p.unlimited && p.limit > 0);
+function limited(period: QuotaPeriodState): boolean {
+  return !period.unlimited && period.limit > 0;
 }
 
 function secondsUntil(resetAt: number, now: number): number {
   return Math.max(0, Math.ceil((resetAt - now) / 1000));
 }
 
+// Plain loops rather than filter/map/join: `ratelimit` is built on every guarded call.
+
 /** `"minute";q=60;w=60, "day";q=1000;w=86400, "month";q=50000`, or undefined when nothing is limited. */
 export function rateLimitPolicyHeader(periods: readonly QuotaPeriodState[]): string | undefined {
-  const items = limited(periods).map((p) => {
+  let header = '';
+  for (const p of periods) {
+    if (!limited(p)) continue;
     const w = WINDOW_SECONDS[p.period];
-    return w === undefined ? `"${p.period}";q=${p.limit}` : `"${p.period}";q=${p.limit};w=${w}`;
-  });
-  return items.length > 0 ? items.join(', ') : undefined;
+    header += `${header ? ', ' : ''}"${p.period}";q=${p.limit}${w === undefined ? '' : `;w=${w}`}`;
+  }
+  return header || undefined;
 }
 
 /** `"minute";r=57;t=23, ...` at `now`, or undefined when nothing is limited. */
 export function rateLimitHeader(periods: readonly QuotaPeriodState[], now: number): string | undefined {
-  const items = limited(periods).map((p) => `"${p.period}";r=${Math.max(0, p.remaining)};t=${secondsUntil(p.resetAt, now)}`);
-  return items.length > 0 ? items.join(', ') : undefined;
+  let header = '';
+  for (const p of periods) {
+    if (!limited(p)) continue;
+    header += `${header ? ', ' : ''}"${p.period}";r=${Math.max(0, p.remaining)};t=${secondsUntil(p.resetAt, now)}`;
+  }
+  return header || undefined;
 }
 
 // The policy follows from the rule alone when the store counted all three periods; the service

@@ -213,21 +213,32 @@ function isThenable<T>(value: T | Promise<T>): value is Promise<T> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
 
-/** Resolves with `work`, or rejects with a QuotaStoreError / QuotaStoreTimeoutError. */
-async function guarded<T>(dependency: QuotaDependency, timeoutMs: number, work: () => Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new QuotaStoreTimeoutError(dependency, timeoutMs)), timeoutMs);
-      timer.unref?.();
-    });
-    // Promise.race subscribes to `work()`, so a late rejection after the deadline is handled.
-    return await Promise.race([work(), deadline]);
-  } catch (error) {
-    throw error instanceof QuotaStoreTimeoutError ? error : new QuotaStoreError(dependency, error);
-  } finally {
-    clearTimeout(timer);
-  }
+/**
+ * Resolves with `work`, or rejects with a QuotaStoreError / QuotaStoreTimeoutError. One promise
+ * and one timer per call (no Promise.race, no async wrapper): it runs on every guarded call of a
+ * networked store.
+ */
+function guarded<T>(dependency: QuotaDependency, timeoutMs: number, work: () => Promise<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new QuotaStoreTimeoutError(dependency, timeoutMs)), timeoutMs);
+    timer.unref?.();
+    const settle = (error: unknown) => {
+      clearTimeout(timer);
+      reject(new QuotaStoreError(dependency, error));
+    };
+    let pending: Promise<T>;
+    try {
+      pending = work();
+    } catch (error) {
+      settle(error);
+      return;
+    }
+    // After the deadline, a late answer or failure settles nothing: the promise is already rejected.
+    pending.then((value) => {
+      clearTimeout(timer);
+      resolve(value);
+    }, settle);
+  });
 }
 
 /** The wiring passes the token's client_id; an empty one is a bug there, not a caller's mistake. */

@@ -9,8 +9,8 @@ export interface BenchArgs extends MeasureOptions {
 
 export const USAGE = `Usage: npm run bench -- [options]
 
-  --duration <s>      seconds per target per phase (default 5, 1..60)
-  --rounds <n>        rounds; the median is reported (default 3, 1..15)
+  --duration <s>      seconds per target per phase (default 3, 1..60)
+  --rounds <n>        rounds; the median is reported (default 5, 1..15)
   --warmup <s>        warm-up seconds per target before round 1 (default 1, 0..30)
   --connections <n>   autocannon connections (default 32, 1..1024)
   --only <scenario>   run only this scenario (repeat or comma-separate)
@@ -38,8 +38,8 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
     },
   });
   return {
-    duration: bounded(values.duration, 'duration', 5, 1, 60),
-    rounds: Math.round(bounded(values.rounds, 'rounds', 3, 1, 15)),
+    duration: bounded(values.duration, 'duration', 3, 1, 60),
+    rounds: Math.round(bounded(values.rounds, 'rounds', 5, 1, 15)),
     warmup: bounded(values.warmup, 'warmup', 1, 0, 30),
     connections: Math.round(bounded(values.connections, 'connections', 32, 1, 1024)),
     only: (values.only ?? []).flatMap((item) => item.split(',')).map((item) => item.trim()).filter(Boolean),

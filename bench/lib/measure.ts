@@ -40,7 +40,9 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 
 /**
  * Runs targets alternately so that drift on the machine (thermal, other load) hits them all alike:
- * every round loads each target at `connections`, then times each at 1 connection.
+ * every round loads each target at `connections`, then times each at 1 connection. Every other
+ * round runs the targets in reverse order, so neighbours swap places and neither is always the
+ * one measured later.
  */
 export async function measureScenario(scenario: Scenario, options: MeasureOptions): Promise<ScenarioResult> {
   log(`# ${scenario.name}: starting servers`);
@@ -53,13 +55,14 @@ export async function measureScenario(scenario: Scenario, options: MeasureOption
     const rounds = new Map(run.targets.map((target) => [target.id, [] as TargetResult['rounds']]));
     for (let round = 1; round <= options.rounds; round++) {
       const loads = new Map<string, LoadResult>();
-      for (const target of run.targets) {
+      const order = round % 2 === 1 ? run.targets : [...run.targets].reverse();
+      for (const target of order) {
         if (round === 1 && options.warmup > 0) await loadTest(target, options.connections, options.warmup);
         const load = await loadTest(target, options.connections, options.duration);
         loads.set(target.id, load);
         log(`  round ${round} ${target.id} @${options.connections}: ${load.rps.toFixed(0)} req/s p50 ${load.p50} ms p99 ${load.p99} ms errors ${load.errors}`);
       }
-      for (const target of run.targets) {
+      for (const target of order) {
         const single = await sequentialLatency(target, singleMs);
         rounds.get(target.id)!.push({ load: loads.get(target.id)!, single });
         log(`  round ${round} ${target.id} @1: p50 ${single.p50.toFixed(3)} ms p99 ${single.p99.toFixed(3)} ms (${single.requests} requests) errors ${single.errors}`);
@@ -76,6 +79,7 @@ export async function measureScenario(scenario: Scenario, options: MeasureOption
         rounds: own,
         summary: {
           rps: of((r) => r.load.rps),
+          rpsByRound: own.map((r) => r.load.rps),
           p50: of((r) => r.load.p50),
           p99: of((r) => r.load.p99),
           p50Single: of((r) => r.single.p50),

@@ -1,6 +1,7 @@
 import { cpus, loadavg } from 'node:os';
 import type { MeasureOptions, ScenarioResult } from './measure.js';
 import type { TargetSummary } from './scenario.js';
+import { median } from './stats.js';
 
 export interface RunInfo {
   date: string;
@@ -31,6 +32,17 @@ export function summaryOf(summary: ReadonlyMap<string, TargetSummary>, id: strin
   const found = summary.get(id);
   if (!found) throw new Error(`no results for target ${id}`);
   return found;
+}
+
+/**
+ * `a`'s req/s over `b`'s, as the median of the per-round ratios. Neighbouring targets run seconds
+ * apart, so a round's ratio sees the same machine; on a host with noisy neighbours (CPU steal)
+ * that is far steadier than the ratio of two medians taken minutes apart.
+ */
+export function pairedRatio(summary: ReadonlyMap<string, TargetSummary>, a: string, b: string): number {
+  const over = summaryOf(summary, a).rpsByRound;
+  const under = summaryOf(summary, b).rpsByRound;
+  return median(over.map((rps, i) => rps / (under[i] ?? Number.NaN)));
 }
 
 export const fixed = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');

@@ -35,6 +35,8 @@ export interface Target {
 /** Medians over rounds for one target; errors is the total over every run. */
 export interface TargetSummary {
   rps: number;
+  /** req/s of each round, in round order: for ratios paired round by round (`pairedRatio`). */
+  rpsByRound: number[];
   p50: number;
   p99: number;
   /** p50 at 1 connection, ms (sequential loop, fractional). */

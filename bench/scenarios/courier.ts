@@ -3,7 +3,7 @@
  * that passes an already signed body, and through courier-platform, which validates and signs.
  */
 import { md5Signer } from '../../src/courier/signing.js';
-import { summaryOf } from '../lib/report.js';
+import { pairedRatio, summaryOf } from '../lib/report.js';
 import type { Scenario, Target } from '../lib/scenario.js';
 import { startServer, type ServerProcess } from '../lib/servers.js';
 
@@ -105,9 +105,8 @@ export const courierScenario: Scenario = {
 
   ratios(summary) {
     const direct = summaryOf(summary, 'direct');
-    const forwarder = summaryOf(summary, 'forwarder');
     const platform = summaryOf(summary, 'platform');
-    const throughput = platform.rps / forwarder.rps;
+    const throughput = pairedRatio(summary, 'platform', 'forwarder');
     const added = platform.p50Single - direct.p50Single;
     return [
       { label: 'courier-platform req/s ÷ forwarder req/s (32 connections)', value: throughput, unit: '', goal: '≥ 0.80', pass: throughput >= 0.8 },

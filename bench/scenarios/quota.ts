@@ -5,7 +5,7 @@
  */
 import { authorizeGrant, sharedSigningKey } from '../lib/oauth.js';
 import { isPingBody, PING_PATH } from '../lib/ping.js';
-import { fixed, summaryOf, table } from '../lib/report.js';
+import { fixed, pairedRatio, summaryOf, table } from '../lib/report.js';
 import type { ProbeResult, Scenario, Target } from '../lib/scenario.js';
 import { measureRoundTrips, type RoundTrips, type StoreKind } from '../lib/round-trips.js';
 import { startServer, type ServerProcess } from '../lib/servers.js';
@@ -25,15 +25,17 @@ interface Spec {
   peer?: 'bare' | 'erl-memory' | 'erl-redis' | 'rlf-memory' | 'rlf-redis';
 }
 
+// The two compared pairs are neighbours (bare | guard-memory, guard-redis | erl-redis), so each
+// round's ratio compares runs seconds apart (see pairedRatio).
 const SPECS: Spec[] = [
   { id: 'bare', label: 'bare Express', store: undefined, peer: 'bare' },
   { id: 'guard-memory', label: 'courier-platform guard, memory (3 periods)', store: 'memory', guard: 'memory' },
-  { id: 'guard-redis', label: 'courier-platform guard, Redis (3 periods)', store: 'redis', guard: 'redis' },
-  { id: 'guard-postgres', label: 'courier-platform guard, PostgreSQL (3 periods)', store: 'postgres', guard: 'postgres' },
   { id: 'erl-memory', label: 'express-rate-limit, memory (1 window)', store: 'memory', peer: 'erl-memory' },
-  { id: 'erl-redis', label: 'express-rate-limit + rate-limit-redis (1 window)', store: 'redis', peer: 'erl-redis' },
   { id: 'rlf-memory', label: 'rate-limiter-flexible, memory (3 windows)', store: 'memory', peer: 'rlf-memory' },
+  { id: 'guard-redis', label: 'courier-platform guard, Redis (3 periods)', store: 'redis', guard: 'redis' },
+  { id: 'erl-redis', label: 'express-rate-limit + rate-limit-redis (1 window)', store: 'redis', peer: 'erl-redis' },
   { id: 'rlf-redis', label: 'rate-limiter-flexible, Redis (3 windows)', store: 'redis', peer: 'rlf-redis' },
+  { id: 'guard-postgres', label: 'courier-platform guard, PostgreSQL (3 periods)', store: 'postgres', guard: 'postgres' },
 ];
 
 export const quotaScenario: Scenario = {
@@ -91,7 +93,6 @@ export const quotaScenario: Scenario = {
         targets,
         teardown,
         async probe(summary): Promise<ProbeResult> {
-          const bare = summaryOf(summary, 'bare');
           const counted = new Map<string, RoundTrips>();
           for (const [i, spec] of SPECS.entries()) {
             if (spec.store !== 'redis' && spec.store !== 'postgres') continue;
@@ -102,7 +103,7 @@ export const quotaScenario: Scenario = {
           const rows = SPECS.map((spec) => {
             const s = summaryOf(summary, spec.id);
             const detail = counted.get(spec.id)?.detail ?? (spec.store === 'memory' ? '0 (in process)' : '—');
-            return [spec.label, fixed(s.rps, 0), fixed(s.rps / bare.rps, 2), fixed(s.p50, 0), fixed(s.p99, 0), detail];
+            return [spec.label, fixed(s.rps, 0), fixed(pairedRatio(summary, spec.id, 'bare'), 2), fixed(s.p50, 0), fixed(s.p99, 0), detail];
           });
           const warnings = [...counted]
             .filter(([, c]) => !c.consistent)
@@ -142,12 +143,8 @@ export const quotaScenario: Scenario = {
   },
 
   ratios(summary) {
-    const bare = summaryOf(summary, 'bare');
-    const memory = summaryOf(summary, 'guard-memory');
-    const redis = summaryOf(summary, 'guard-redis');
-    const erlRedis = summaryOf(summary, 'erl-redis');
-    const kept = memory.rps / bare.rps;
-    const versus = redis.rps / erlRedis.rps;
+    const kept = pairedRatio(summary, 'guard-memory', 'bare');
+    const versus = pairedRatio(summary, 'guard-redis', 'erl-redis');
     return [
       { label: 'guard (memory) req/s ÷ bare Express req/s', value: kept, unit: '', goal: '≥ 0.85', pass: kept >= 0.85 },
       { label: 'guard (Redis, 3 periods) req/s ÷ express-rate-limit + rate-limit-redis (1 window) req/s', value: versus, unit: '', goal: '≥ 1.00', pass: versus >= 1 },

@@ -22,7 +22,7 @@ interface Spec {
   store: StoreKind | undefined;
   /** `quota-guard.ts` with this quota store, or `quota-peer.ts` with this peer. */
   guard?: 'memory' | 'redis' | 'postgres';
-  peer?: 'bare' | 'erl-memory' | 'erl-redis' | 'rlf-memory' | 'rlf-redis';
+  peer?: 'bare' | 'floor' | 'erl-memory' | 'erl-redis' | 'rlf-memory' | 'rlf-redis';
 }
 
 // The two compared pairs are neighbours (bare | guard-memory, guard-redis | erl-redis), so each
@@ -30,6 +30,7 @@ interface Spec {
 const SPECS: Spec[] = [
   { id: 'bare', label: 'bare Express', store: undefined, peer: 'bare' },
   { id: 'guard-memory', label: 'courier-platform guard, memory (3 periods)', store: 'memory', guard: 'memory' },
+  { id: 'floor', label: 'floor: mount + header-setting async middleware, no logic', store: undefined, peer: 'floor' },
   { id: 'erl-memory', label: 'express-rate-limit, memory (1 window)', store: 'memory', peer: 'erl-memory' },
   { id: 'rlf-memory', label: 'rate-limiter-flexible, memory (3 windows)', store: 'memory', peer: 'rlf-memory' },
   { id: 'guard-redis', label: 'courier-platform guard, Redis (3 periods)', store: 'redis', guard: 'redis' },
@@ -45,7 +46,7 @@ export const quotaScenario: Scenario = {
     `Every target is its own Express 5 process answering the same \`{"ok":true}\`. Every limit is ${LIMIT.toLocaleString('en-US')} (finite, so every call runs the whole check-and-charge path; nothing is rejected). Every limiter counts one key for all calls (one client id, or the one caller IP).`,
     'courier-platform guard: `app.use(courierPlatform({ courier: false, oauth, quota: { store, defaults: { minute, day, month } } }))` and `app.get(path, platform.quota(), handler)`; every call validates a Bearer access token (made at set-up through authorize → consent → token on that server; OAuth store in memory everywhere, so the token lookup costs the same and sends nothing to Redis or PostgreSQL), charges the minute, day and month and sets the RateLimit headers. Redis: ioredis, one connection, the quota store\'s recommended options. PostgreSQL: pg.Pool (default size 10), default `synchronousCommit` (the server\'s, on).',
     'express-rate-limit 8: `rateLimit({ windowMs: 60 000, limit })` on the route, its default headers (X-RateLimit-*), memory store or rate-limit-redis 6 (`sendCommand` over ioredis `call`). rate-limiter-flexible 11: three limiters (60 s, 1 day, 24 days: RateLimiterMemory expires keys with setTimeout, capped at 24.8 days) consumed together per call by a 10-line middleware, no headers; RateLimiterRedis over ioredis.',
-    'The peers need no token.',
+    'The peers need no token. The floor is Express with what any guard of this route costs before its own logic: an `app.use` layer where the platform is mounted, and a second route handler that sets two RateLimit headers of the guard\'s length and calls `next` from a promise; it is sent a Bearer header of the guard\'s length.',
   ],
   singleShare: 0.4,
 
@@ -84,6 +85,8 @@ export const quotaScenario: Scenario = {
           const server = started[i]!;
           const headers: Record<string, string> = {};
           if (spec.guard) headers.authorization = `Bearer ${(await authorizeGrant(server.url, 'quota-app', 'openid')).access_token}`;
+          // The floor gets a Bearer header of the same shape, so its requests are as long as the guard's.
+          if (spec.peer === 'floor') headers.authorization = `Bearer ${'x'.repeat(16)}.${'y'.repeat(43)}`;
           return { id: spec.id, label: spec.label, url: `${server.url}${PING_PATH}`, method: 'GET', headers, verify: isPingBody };
         }),
       );
@@ -128,6 +131,7 @@ export const quotaScenario: Scenario = {
               ),
             ],
             notes: [
+              `Floor (no target): the floor keeps ${fixed(pairedRatio(summary, 'floor', 'bare'), 2)} of bare Express, and the memory guard ${fixed(pairedRatio(summary, 'guard-memory', 'floor'), 2)} of the floor (paired; the guard and the floor are neighbours, the floor and bare Express are not). What the guard costs beyond the floor is its own logic: token lookup, three periods, the header values.`,
               `Round trips (after the rounds, nothing else of the bench running; ${PROBE.requests} calls on ${PROBE.connections} connections per Redis or PostgreSQL target): Redis, the commands the server received on the target's connection (MONITOR, by client address), then the server's \`INFO commandstats\` delta per call, which also counts the commands Lua scripts run (in Lua) and must equal the first figure once those and other clients' commands are taken out. PostgreSQL: statements the target's pool sent, BEGIN and COMMIT included (a counter around each pooled connection's \`query\`).`,
               ...warnings,
               ...(probeErrors > 0 ? [`⚠ ${probeErrors} requests of the round-trip probe failed.`] : []),

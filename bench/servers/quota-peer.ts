@@ -3,6 +3,10 @@
  * server, chosen by BENCH_PEER:
  *
  * - `bare`: no limiter;
+ * - `floor`: what any guard of this route costs before its own logic: the platform's mount
+ *   (an `app.use` layer), a second route handler that sets two RateLimit headers of the guard's
+ *   size and calls `next` from a promise, like every limiter with an asynchronous store. The
+ *   runner sends it the guard's Authorization header too;
  * - `erl-memory`: express-rate-limit with its memory store, one window (a minute);
  * - `erl-redis`: express-rate-limit + rate-limit-redis (sendCommand over ioredis), one window;
  * - `rlf-memory` / `rlf-redis`: rate-limiter-flexible, three windows (minute, day, 24 days)
@@ -50,6 +54,7 @@ let limiter: RequestHandler | undefined;
 const prefix = requireEnv('BENCH_PREFIX');
 switch (peer) {
   case 'bare':
+  case 'floor':
     break;
   case 'erl-memory':
     limiter = rateLimit({ windowMs: 60_000, limit });
@@ -77,14 +82,25 @@ switch (peer) {
     break;
   }
   default:
-    throw new Error(`BENCH_PEER must be bare, erl-memory, erl-redis, rlf-memory or rlf-redis, got ${peer}`);
+    throw new Error(`BENCH_PEER must be bare, floor, erl-memory, erl-redis, rlf-memory or rlf-redis, got ${peer}`);
 }
 
 const app = express();
 const answer: RequestHandler = (_req, res) => {
   res.json(PING_BODY);
 };
-if (limiter) app.get(PING_PATH, limiter, answer);
+if (peer === 'floor') {
+  app.use((_req, _res, next) => next());
+  app.get(
+    PING_PATH,
+    (_req, res, next) => {
+      res.setHeader('ratelimit-policy', `"minute";q=${limit};w=60, "day";q=${limit};w=86400, "month";q=${limit}`);
+      res.setHeader('ratelimit', `"minute";r=${limit - 1};t=45, "day";r=${limit - 1};t=43200, "month";r=${limit - 1};t=1296000`);
+      void Promise.resolve().then(() => next());
+    },
+    answer,
+  );
+} else if (limiter) app.get(PING_PATH, limiter, answer);
 else app.get(PING_PATH, answer);
 
 const server = createServer(app);

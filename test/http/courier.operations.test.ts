@@ -5,31 +5,23 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/core/logger.js';
-import { SandboxCode, startSandbox, type StartedSandbox } from '../../src/sandbox/index.js';
+import { SandboxCode } from '../../src/sandbox/index.js';
 import { ADAPTERS } from '../support/apps.js';
 import {
   OTHER_APP,
   SANDBOX_APP,
-  SANDBOX_APPS,
   basic,
   envelope,
   okData,
   orderBody,
   preOrderBody,
+  sandboxUpstream,
   todayUtc,
   type Addresses,
 } from '../support/courier.js';
 import { serve, type Served } from '../support/net.js';
 
-let upstream: StartedSandbox;
-
-beforeAll(async () => {
-  upstream = await startSandbox({ apps: SANDBOX_APPS });
-});
-
-afterAll(async () => {
-  await upstream?.close();
-});
+const upstream = sandboxUpstream();
 
 type Row = Record<string, unknown>;
 
@@ -41,9 +33,9 @@ describe.each(ADAPTERS)('courier proxy on $name', (adapter) => {
 
   beforeAll(async () => {
     app = await serve(
-      adapter.build({ logger: silentLogger, courier: { upstreamUrl: upstream.url, credentials: { ...SANDBOX_APP } } }),
+      adapter.build({ logger: silentLogger, courier: { upstreamUrl: upstream().url, credentials: { ...SANDBOX_APP } } }),
     );
-    bare = await serve(adapter.build({ logger: silentLogger, courier: { upstreamUrl: upstream.url } }));
+    bare = await serve(adapter.build({ logger: silentLogger, courier: { upstreamUrl: upstream().url } }));
   });
 
   afterAll(async () => {
@@ -207,7 +199,7 @@ describe.each(ADAPTERS)('courier proxy on $name', (adapter) => {
       expect(pending).toMatchObject({ statusId: 1 });
       expect(pending.orderId).toBeUndefined();
 
-      const confirmedId = upstream.sandbox.confirmPreOrder(SANDBOX_APP.appId, preorderId);
+      const confirmedId = upstream().sandbox.confirmPreOrder(SANDBOX_APP.appId, preorderId);
 
       const ordered = okData(await post('query_pre_order_status', { preorderId }));
       expect(ordered).toMatchObject({ statusId: 2, orderId: confirmedId });

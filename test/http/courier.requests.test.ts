@@ -7,32 +7,23 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/core/logger.js';
 import type { CourierPlatformOptions } from '../../src/options.js';
-import { startSandbox, type StartedSandbox } from '../../src/sandbox/index.js';
 import { ADAPTERS, HELLO } from '../support/apps.js';
 import {
   CREATE_ORDER_REQUIRED,
   GET_OPERATIONS,
   SANDBOX_APP,
-  SANDBOX_APPS,
   envelope,
   expectNothingInternal,
   okData,
   orderBody,
   preOrderBody,
+  sandboxUpstream,
   todayUtc,
   without,
 } from '../support/courier.js';
 import { rawPost, serve, type Served } from '../support/net.js';
 
-let upstream: StartedSandbox;
-
-beforeAll(async () => {
-  upstream = await startSandbox({ apps: SANDBOX_APPS });
-});
-
-afterAll(async () => {
-  await upstream?.close();
-});
+const upstream = sandboxUpstream();
 
 // ---------------------------------------------------------------------------------------------
 // The table of invalid bodies
@@ -167,7 +158,7 @@ describe.each(ADAPTERS)('courier proxy on $name', (adapter) => {
   let parsed: Served;
 
   beforeAll(async () => {
-    const courier = { upstreamUrl: upstream.url, credentials: { ...SANDBOX_APP } };
+    const courier = { upstreamUrl: upstream().url, credentials: { ...SANDBOX_APP } };
     [app, small, parsed] = await Promise.all([
       serve(adapter.build({ logger: silentLogger, courier })),
       serve(adapter.build({ logger: silentLogger, courier, bodyLimit: 1024 })),

@@ -1,4 +1,5 @@
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { startSandbox, type StartedSandbox } from '../../src/sandbox/index.js';
 
 /** The apps of the sandbox every suite starts. */
 export const SANDBOX_APP = { appId: 'sandbox-app', appSecret: 'sandbox-secret' } as const;
@@ -156,4 +157,22 @@ export function expectNothingInternal(text: string): void {
   expect(text).not.toMatch(/\bat\s+\S+\s+\(|\n\s+at\s/);
   expect(text).not.toMatch(/<\/?(html|body|pre|h1)\b/i);
   expect(text).not.toMatch(/node_modules|\/src\/|\.ts:\d+/);
+}
+
+/**
+ * One sandbox upstream (knowing SANDBOX_APPS) for the calling test file: started before its
+ * tests, closed after them. Call the returned function inside a test.
+ */
+export function sandboxUpstream(): () => StartedSandbox {
+  let started: StartedSandbox | undefined;
+  beforeAll(async () => {
+    started = await startSandbox({ apps: SANDBOX_APPS });
+  });
+  afterAll(async () => {
+    await started?.close();
+  });
+  return () => {
+    if (!started) throw new Error('the sandbox upstream is not running (use it inside a test)');
+    return started;
+  };
 }

@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isThenable, type MaybePromise } from '../src/core/maybe-promise.js';
+import type { GuardVerdict } from '../src/openapi/guard.js';
 import { createPlatform, type Platform } from '../src/platform.js';
 import type { CourierPlatformOptions } from '../src/options.js';
 import type { QuotaIdentity } from '../src/quota/index.js';
@@ -20,6 +22,13 @@ export interface NodeMiddleware extends Middleware {
   quota(apiPath?: string): Middleware;
 }
 
+function follow(verdict: GuardVerdict, req: Request, res: ServerResponse, next: NextFunction): void {
+  if (!verdict.pass) return writeNodeResponse(res, verdict.response);
+  for (const name in verdict.headers) res.setHeader(name, verdict.headers[name] as string);
+  req.platformAuth = verdict.identity;
+  next();
+}
+
 /** Shared by the Connect and Express adapters: both hand over Node's own req/res. */
 export function nodeMiddleware(platform: Platform): NodeMiddleware {
   const middleware = (req: Request, res: ServerResponse, next: NextFunction) => {
@@ -33,13 +42,16 @@ export function nodeMiddleware(platform: Platform): NodeMiddleware {
   const quota = (apiPath?: string): Middleware => {
     const guard = requireGuard(platform);
     return (req, res, next) => {
-      // The quota counts the public path, whatever router the host mounted the route on.
-      guard(guardRequestOf(req, req.originalUrl ?? req.url ?? '/'), apiPath).then((verdict) => {
-        if (!verdict.pass) return writeNodeResponse(res, verdict.response);
-        for (const [name, value] of Object.entries(verdict.headers)) res.setHeader(name, value);
-        req.platformAuth = verdict.identity;
-        next();
-      }, next);
+      let verdict: MaybePromise<GuardVerdict>;
+      try {
+        // The quota counts the public path, whatever router the host mounted the route on.
+        verdict = guard(guardRequestOf(req, req.originalUrl ?? req.url ?? '/'), apiPath);
+      } catch (error) {
+        return next(error);
+      }
+      // With memory stores the verdict is already here: the host's handler runs in this tick.
+      if (isThenable(verdict)) verdict.then((settled) => follow(settled, req, res, next), next);
+      else follow(verdict, req, res, next);
     };
   };
   return Object.assign(middleware, { platform, quota });

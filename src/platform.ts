@@ -1,5 +1,6 @@
 import { systemClock } from './core/clock.js';
 import { PlatformError } from './core/errors.js';
+import type { MaybePromise } from './core/maybe-promise.js';
 import type { PlatformRequest, PlatformResponse } from './core/http.js';
 import { consoleLogger, safeLogger, type Logger } from './core/logger.js';
 import { Router } from './core/router.js';
@@ -30,9 +31,10 @@ export interface Platform {
   /**
    * The quota guard for one of the host's OpenAPI calls. The endpoint is `apiPath` when given
    * (for parameterised routes: `/openapi/v1/orders/:id`), else the full public `request.path`.
-   * Adapters wrap it as `platform.quota(apiPath?)`.
+   * Adapters wrap it as `platform.quota(apiPath?)`. Answers at once, without a promise, when the
+   * token check and the quota store are in process (memory stores); await it either way.
    */
-  readonly guard?: (request: PlatformRequest, apiPath?: string) => Promise<GuardVerdict>;
+  readonly guard?: (request: PlatformRequest, apiPath?: string) => MaybePromise<GuardVerdict>;
   readonly logger: Logger;
 }
 

@@ -3,6 +3,7 @@ import type { Clock } from '../core/clock.js';
 import type { PlatformError } from '../core/errors.js';
 import type { PlatformRequest, PlatformResponse } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
+import type { MaybePromise } from '../core/maybe-promise.js';
 import type { Namespace, Route } from '../core/router.js';
 import { handleAuthorize, handleConsent } from './authorize.js';
 import { SUPPORTED_SCOPES } from './claims.js';
@@ -14,7 +15,7 @@ import { loadKeyRing, type KeyRing } from './keys.js';
 import type { OAuthClientConfig, OAuthOptions, OAuthUser } from './options.js';
 import { errorPage } from './pages.js';
 import { createMemoryOAuthStore } from './store/memory.js';
-import type { OAuthClientRecord } from './store/types.js';
+import type { AccessTokenRecord, OAuthClientRecord } from './store/types.js';
 import { createFailureThrottle } from './throttle.js';
 import { handleToken } from './token-endpoint.js';
 import { parseToken } from './token-format.js';
@@ -57,13 +58,23 @@ function normalizeUser(value: unknown): OAuthUser | undefined {
   return user;
 }
 
+interface TokenIdentity {
+  clientId: string;
+  sub: string;
+  scope: string[];
+}
+
+function identityOf(record: AccessTokenRecord | undefined): TokenIdentity | undefined {
+  return record && { clientId: record.clientId, sub: record.user.sub, scope: record.scope };
+}
+
 /** Resolves the OAuth options into the shared context and its routes. */
 export interface OAuthServer {
   routes: Route[];
   namespace: Namespace;
   ready: Promise<void>;
-  /** The application, user and scope of a live access token: one store round trip. */
-  verifyAccessToken(token: string): Promise<{ clientId: string; sub: string; scope: string[] } | undefined>;
+  /** The application, user and scope of a live access token: one store round trip, none with the memory store. */
+  verifyAccessToken(token: string): MaybePromise<TokenIdentity | undefined>;
 }
 
 export function createOAuth(options: OAuthOptions, shared: OAuthShared): OAuthServer {
@@ -134,8 +145,9 @@ export function createOAuth(options: OAuthOptions, shared: OAuthShared): OAuthSe
     ready,
     verifyAccessToken(token) {
       const ref = parseToken(token);
-      if (!ref) return Promise.resolve(undefined);
-      return store.findAccessToken(ref).then((record) => record && { clientId: record.clientId, sub: record.user.sub, scope: record.scope });
+      if (!ref) return undefined;
+      if (store.findAccessTokenSync) return identityOf(store.findAccessTokenSync(ref));
+      return store.findAccessToken(ref).then(identityOf);
     },
   };
 }

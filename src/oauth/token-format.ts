@@ -23,6 +23,7 @@ const FORMAT = /^([A-Za-z0-9_-]{16})\.([A-Za-z0-9_-]{43})$/;
 /**
  * Recently parsed references. A token's reference never changes, so remembering it spares the
  * SHA-256 on the guard's hot path; the store is still asked every time, so revocation is immediate.
+ * References are frozen, so the same object can be handed to every caller.
  */
 const recent = new Map<string, TokenRef>();
 const MAX_RECENT = 10_000;
@@ -31,11 +32,11 @@ const MAX_RECENT = 10_000;
 export function parseToken(value: unknown): TokenRef | undefined {
   if (typeof value !== 'string') return undefined;
   const known = recent.get(value);
-  if (known) return { ...known };
+  if (known) return known;
   const match = FORMAT.exec(value);
   if (!match) return undefined;
-  const ref = { grantId: match[1]!, hash: hashSecret(match[2]!) };
+  const ref: TokenRef = Object.freeze({ grantId: match[1]!, hash: hashSecret(match[2]!) });
   if (recent.size >= MAX_RECENT) recent.clear();
   recent.set(value, ref);
-  return { ...ref };
+  return ref;
 }

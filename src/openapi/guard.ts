@@ -5,10 +5,14 @@ import type { PlatformRequest, PlatformResponse } from '../core/http.js';
 import type { Route } from '../core/router.js';
 import { parseWith } from '../core/validation.js';
 import { bearerToken } from '../oauth/userinfo.js';
-import { guardVerdict, MAX_API_PATH_LENGTH, quotaReportResponse, type QuotaIdentity, type QuotaService } from '../quota/index.js';
+import { isThenable, type MaybePromise } from '../core/maybe-promise.js';
+import { guardVerdict, MAX_API_PATH_LENGTH, quotaReportResponse, type QuotaDecision, type QuotaIdentity, type QuotaService } from '../quota/index.js';
 
-/** Who is calling: resolved from the Bearer access token, or undefined when it is not valid. */
-export type TokenVerifier = (token: string) => Promise<QuotaIdentity | undefined>;
+/**
+ * Who is calling: resolved from the Bearer access token, or undefined when it is not valid. May
+ * answer at once (the OAuth memory store does) or with a promise.
+ */
+export type TokenVerifier = (token: string) => MaybePromise<QuotaIdentity | undefined>;
 
 export type GuardVerdict =
   | { pass: true; headers: Record<string, string>; identity: QuotaIdentity }
@@ -16,25 +20,47 @@ export type GuardVerdict =
 
 const INVALID_TOKEN = 'Bearer realm="openapi", error="invalid_token"';
 
+function unauthorized(): UnauthorizedError {
+  return new UnauthorizedError('A valid Bearer access token is required (Authorization: Bearer <token>)', INVALID_TOKEN);
+}
+
 async function identify(request: PlatformRequest, verify: TokenVerifier): Promise<QuotaIdentity> {
   const token = bearerToken(request);
   const identity = token ? await verify(token) : undefined;
-  if (!identity) throw new UnauthorizedError('A valid Bearer access token is required (Authorization: Bearer <token>)', INVALID_TOKEN);
+  if (!identity) throw unauthorized();
   return identity;
+}
+
+/** A platform error becomes the contract's answer; anything else is a bug and goes on to the host. */
+function refusal(error: unknown): GuardVerdict {
+  if (error instanceof PlatformError) return { pass: false, response: errorEnvelope(error) };
+  throw error;
+}
+
+function verdictOf(decision: QuotaDecision, identity: QuotaIdentity): GuardVerdict {
+  const verdict = guardVerdict(decision);
+  return verdict.pass ? { pass: true, headers: verdict.headers, identity } : verdict;
+}
+
+function charge(identity: QuotaIdentity | undefined, quota: QuotaService, apiPath: string): MaybePromise<GuardVerdict> {
+  if (!identity) return refusal(unauthorized());
+  const decision = quota.consume(identity.clientId, apiPath);
+  return isThenable(decision) ? decision.then((d) => verdictOf(d, identity), refusal) : verdictOf(decision, identity);
 }
 
 /**
  * The quota guard of the host's OpenAPI routes: validate the token, charge the endpoint's cost
- * from every period, and say whether the host's handler may run.
+ * from every period, and say whether the host's handler may run. Synchronous when the token
+ * check and the quota store are (memory stores), so the host's handler runs in the same tick;
+ * a promise otherwise. Throws (or rejects) only for a bug, never for a caller's or store's fault.
  */
-export async function guardRequest(request: PlatformRequest, quota: QuotaService, verify: TokenVerifier, apiPath = request.path): Promise<GuardVerdict> {
+export function guardRequest(request: PlatformRequest, quota: QuotaService, verify: TokenVerifier, apiPath = request.path): MaybePromise<GuardVerdict> {
   try {
-    const identity = await identify(request, verify);
-    const verdict = guardVerdict(await quota.consume(identity.clientId, apiPath));
-    return verdict.pass ? { pass: true, headers: verdict.headers, identity } : verdict;
+    const token = bearerToken(request);
+    const identity = token ? verify(token) : undefined;
+    return isThenable(identity) ? identity.then((id) => charge(id, quota, apiPath), refusal) : charge(identity, quota, apiPath);
   } catch (error) {
-    if (error instanceof PlatformError) return { pass: false, response: errorEnvelope(error) };
-    throw error;
+    return refusal(error);
   }
 }
 

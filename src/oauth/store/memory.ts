@@ -40,6 +40,7 @@ export interface MemoryOAuthStore extends OAuthStore {
    * counted from the maps themselves.
    */
   readonly size: number;
+  findAccessTokenSync(ref: TokenRef): AccessTokenRecord | undefined;
 }
 
 /**
@@ -153,7 +154,7 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
     return { ...(JSON.parse(entry.json) as T), consumed: entry.consumed };
   }
 
-  return {
+  const store: MemoryOAuthStore = {
     get size() {
       return countRecords();
     },
@@ -200,6 +201,10 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
     },
 
     async findAccessToken(ref) {
+      return store.findAccessTokenSync(ref);
+    },
+
+    findAccessTokenSync(ref) {
       const entry = live((grant) => grant.access, ref);
       if (!entry) return undefined;
       return (entry.frozen ??= deepFreeze(JSON.parse(entry.json) as AccessTokenRecord));
@@ -235,6 +240,7 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
       consents.set(consentKey(sub, clientId), JSON.stringify(scopes));
     },
   };
+  return store;
 }
 
 /** JSON of the pair: unambiguous whatever characters sub and clientId hold. */

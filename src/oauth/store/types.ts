@@ -87,6 +87,11 @@ export interface OAuthStore {
    * never change it: a store may hand the same frozen object to every caller (the memory store does).
    */
   findAccessToken(ref: TokenRef): Promise<AccessTokenRecord | undefined>;
+  /**
+   * Optional: the same lookup answered synchronously, for a store that lives in this process
+   * (memory). The quota guard then validates a token without a promise.
+   */
+  findAccessTokenSync?(ref: TokenRef): AccessTokenRecord | undefined;
   /** The refresh token, rotated or not, until it expires; `undefined` when unknown, expired or revoked. */
   findRefreshToken(ref: TokenRef): Promise<(RefreshTokenRecord & ConsumedMarker) | undefined>;
   /** Marks the refresh token used. Atomic: exactly one concurrent caller gets `true`. */

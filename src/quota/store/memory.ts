@@ -28,6 +28,7 @@ export interface MemoryQuotaStoreOptions {
 
 export interface MemoryQuotaStore extends QuotaStore {
   readonly kind: 'memory';
+  consumeSync(request: ConsumeRequest): ConsumeResult;
   /** Counters held, expired ones not yet swept included. */
   readonly size: number;
   /** Drops every counter whose bucket ended more than the grace before `now`; returns how many. */
@@ -72,7 +73,9 @@ export function createMemoryQuotaStore(options: MemoryQuotaStoreOptions = {}): M
 
   /** Examines up to `budget` slots from where the last call stopped; deletes those whose counters all ended. */
   const sweepSome = (now: number, budget: number): void => {
-    for (let i = 0; i < budget && slots.size > 0; i++) {
+    // Never more than one lap: with few slots, wrapping around would only build new iterators.
+    const examine = Math.min(budget, slots.size);
+    for (let i = 0; i < examine; i++) {
       cursor ??= slots.entries();
       const next = cursor.next();
       if (next.done) {
@@ -93,7 +96,9 @@ export function createMemoryQuotaStore(options: MemoryQuotaStoreOptions = {}): M
     const slot = slots.get(key);
     if (slot === undefined) return undefined;
     const cutoff = now - grace;
-    if (slot.counters.some((counter) => counter.end <= cutoff)) {
+    let stale = false;
+    for (const counter of slot.counters) if (counter.end <= cutoff) stale = true;
+    if (stale) {
       const live = slot.counters.filter((counter) => counter.end > cutoff);
       size -= slot.counters.length - live.length;
       slot.counters = live;
@@ -109,23 +114,29 @@ export function createMemoryQuotaStore(options: MemoryQuotaStoreOptions = {}): M
 
   const store: MemoryQuotaStore = {
     kind: 'memory',
-    inProcess: true,
     get size() {
       return size;
     },
-    // `async` without a single `await`: the body runs to completion synchronously, atomically.
     async consume(request: ConsumeRequest): Promise<ConsumeResult> {
+      return store.consumeSync(request);
+    },
+    // Runs to completion without yielding: that is what makes it atomic.
+    consumeSync(request: ConsumeRequest): ConsumeResult {
       checkConsumeRequest(request);
       const { clientId, apiPath, cost, buckets, now } = request;
       sweepSome(now, sweepPerCall);
       const key = slotKey(clientId, apiPath);
       let slot = liveSlot(key, now);
-      const current = buckets.map((bucket) => find(slot, bucket.period, bucket.start));
-      const used = current.map((counter) => (counter === undefined ? 0 : counter.used));
+      const current: (Counter | undefined)[] = [];
+      const used: number[] = [];
       let admitted = true;
       for (let i = 0; i < buckets.length; i++) {
-        const limit = (buckets[i] as QuotaBucket).limit;
-        if (limit !== 0 && (used[i] as number) + cost > limit) admitted = false;
+        const bucket = buckets[i] as QuotaBucket;
+        const counter = find(slot, bucket.period, bucket.start);
+        const count = counter === undefined ? 0 : counter.used;
+        current.push(counter);
+        used.push(count);
+        if (bucket.limit !== 0 && count + cost > bucket.limit) admitted = false;
       }
       if (!admitted) return { admitted, used };
       if (slot === undefined) {

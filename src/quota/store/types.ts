@@ -52,17 +52,18 @@ export interface QuotaStore {
   /** `memory`, `redis`, `postgres`, ...: shown in logs. */
   readonly kind: string;
   /**
-   * True for a store that lives in this process and cannot hang (memory): the service then
-   * spends no deadline timer on its calls.
-   */
-  readonly inProcess?: boolean;
-  /**
    * The one atomic operation: if every bucket with a limit has room for `cost`
    * (`used + cost <= limit`), add `cost` to all buckets (unlimited ones too); otherwise change
    * nothing. Exact under any concurrency, including many processes on one shared store.
    * Rejects (throws) only when the store itself fails.
    */
   consume(request: ConsumeRequest): Promise<ConsumeResult>;
+  /**
+   * Optional: the same operation answered synchronously, for a store that lives in this process
+   * and cannot hang (memory). The service then calls it instead, with no deadline timer and no
+   * promise, so the guard decides within the tick. Throws only when the store itself fails.
+   */
+  consumeSync?(request: ConsumeRequest): ConsumeResult;
   /** Current counts per bucket, same order; 0 for a bucket never charged. Never writes a count. */
   peek(request: PeekRequest): Promise<number[]>;
   /** Releases what the store itself started (timers, clean-ups in flight); never the client it was given. */

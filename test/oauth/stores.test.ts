@@ -66,6 +66,22 @@ describe('memory OAuthStore', () => {
     expect(store.size).toBe(0);
   });
 
+  it('findAccessTokenSync (the quota guard\'s path) answers exactly as findAccessToken: live, expired, revoked, unknown', async () => {
+    const clock = testClock();
+    const store = createMemoryOAuthStore({ now: clock.read });
+    const access = tokenRecord('grant-a', { expiresAt: BASE_TIME + MINUTE });
+    await store.saveTokens({ access });
+    const refs = [access.ref, { grantId: 'grant-a', hash: 'another-hash' }, { grantId: 'grant-z', hash: access.ref.hash }];
+    for (const ref of refs) expect(store.findAccessTokenSync(ref)).toStrictEqual(await store.findAccessToken(ref));
+    expect(store.findAccessTokenSync(access.ref)).toStrictEqual(access);
+
+    clock.now = access.expiresAt;
+    expect(store.findAccessTokenSync(access.ref)).toBeUndefined();
+    clock.now = BASE_TIME;
+    await store.revokeGrant('grant-a', BASE_TIME + HOUR);
+    expect(store.findAccessTokenSync(access.ref)).toBeUndefined();
+  });
+
   it('starts with the clients given in its options', async () => {
     const client = { id: 'seeded', name: 'Seeded', redirectUris: ['https://a.example/cb'], scopes: ['openid'], grants: ['authorization_code' as const] };
     const store = createMemoryOAuthStore({ clients: [client] });

@@ -150,6 +150,52 @@ describe('decisions', () => {
   });
 });
 
+describe('in-process stores answer within the tick', () => {
+  const isThenable = (value: unknown) => typeof (value as { then?: unknown }).then === 'function';
+
+  it('with the memory store and a rule list, consume answers at once; a malformed path still rejects', async () => {
+    const { quota } = service({ rules: [{ scope: 'global', apiPath: '/x', minute: 1 }] });
+    const first = quota.consume('app', '/x');
+    expect(isThenable(first)).toBe(false);
+    expect((first as QuotaDecision).outcome).toBe('admitted');
+    expect((quota.consume('app', '/x') as QuotaDecision).outcome).toBe('rejected');
+    const malformed = quota.consume('app', 'no-slash');
+    expect(isThenable(malformed)).toBe(true);
+    await expect(malformed).rejects.toThrow(BadRequestError);
+  });
+
+  it('a store without consumeSync, or a rule source that answers later, gets a promise', async () => {
+    const { quota: networked } = service({ store: flakyStore() });
+    const viaStore = networked.consume('app', '/x');
+    expect(isThenable(viaStore)).toBe(true);
+    expect((await viaStore).outcome).toBe('admitted');
+    const { quota: databaseRules } = service({ rules: { findRules: async () => ({}) } });
+    const viaRules = databaseRules.consume('app', '/x');
+    expect(isThenable(viaRules)).toBe(true);
+    expect((await viaRules).outcome).toBe('admitted');
+  });
+
+  it('a consumeSync that throws is a store failure: onStoreError applies, and the store is used again next call', async () => {
+    const inner = createMemoryQuotaStore();
+    let broken = true;
+    const store: QuotaStore = {
+      kind: 'in-process',
+      consume: (request) => inner.consume(request),
+      peek: (request) => inner.peek(request),
+      consumeSync(request) {
+        if (broken) throw new Error('corrupted');
+        return inner.consumeSync(request);
+      },
+    };
+    const { quota } = service({ store, onStoreError: 'closed' });
+    const failed = await quota.consume('app', '/x');
+    expect(failed.outcome === 'store_unavailable' && failed.error).toBeInstanceOf(QuotaStoreError);
+    broken = false;
+    expect((await quota.consume('app', '/x')).outcome).toBe('admitted');
+    expect(await inner.peek({ clientId: 'app', apiPath: '/x', buckets: quota.calendar.windows(at('2026-11-21T10:00:37Z')), now: at('2026-11-21T10:00:37Z') })).toEqual([1, 1, 1]);
+  });
+});
+
 describe('ratelimit headers (draft-10 syntax)', () => {
   it('announces every limited period on an admitted call', async () => {
     const { quota } = service({ defaults: { month: 50_000 } });

@@ -1,0 +1,166 @@
+/**
+ * A host without the OAuth part (`oauth: false`) identifies applications itself with
+ * `quota.verifyToken`, answering at once or with a promise (README, options table). Through HTTP
+ * on the three adapters: 401 for what it refuses, the identity handed to the host's handler,
+ * the quota counted per application, and a failing check reaching the host's own error handling.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import connect from 'connect';
+import express from 'express';
+import Koa from 'koa';
+import request from 'supertest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { courierPlatform as connectPlatform } from '../../adapters/connect.js';
+import { courierPlatform as expressPlatform } from '../../adapters/express.js';
+import { courierPlatform as koaPlatform } from '../../adapters/koa.js';
+import { silentLogger } from '../../src/core/logger.js';
+import type { QuotaIdentity } from '../../src/quota/index.js';
+import type { TokenVerifier } from '../../src/openapi/guard.js';
+import { ADAPTER_NAMES, type AdapterName } from '../support/oauth.js';
+import { serve, type Served } from '../support/net.js';
+
+const PING = '/openapi/v1/ping';
+const IDENTITIES: Record<string, QuotaIdentity> = {
+  'token-of-shop': { clientId: 'shop', sub: 'merchant-1', scope: ['orders'] },
+  'token-of-crm': { clientId: 'crm', scope: [] },
+};
+const BROKEN = 'token-that-breaks-the-check';
+
+const verifiers: Record<'synchronous' | 'asynchronous', TokenVerifier> = {
+  synchronous: (token) => {
+    if (token === BROKEN) throw new Error('identity service misconfigured');
+    return IDENTITIES[token];
+  },
+  asynchronous: async (token) => {
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    if (token === BROKEN) throw new Error('identity service misconfigured');
+    return IDENTITIES[token];
+  },
+};
+
+function platformOptions(verifyToken: TokenVerifier) {
+  return { courier: false as const, oauth: false as const, quota: { verifyToken, defaults: { minute: 2 } }, logger: silentLogger };
+}
+
+/** The host answers `{ platformAuth }` from its handler and `{ hostError }` (HTTP 418) from its own error handling. */
+function hostApp(adapter: AdapterName, verifyToken: TokenVerifier) {
+  const hostError = (error: unknown) => ({ hostError: (error as Error).message });
+  if (adapter === 'koa') {
+    const app = new Koa();
+    app.silent = true;
+    const platform = koaPlatform(platformOptions(verifyToken));
+    app.use(async (ctx, next) => {
+      try {
+        await next();
+      } catch (error) {
+        ctx.status = 418;
+        ctx.body = hostError(error);
+      }
+    });
+    app.use(platform);
+    const guard = platform.quota();
+    app.use(async (ctx, next) => {
+      if (ctx.path !== PING) return next();
+      await guard(ctx, async () => {
+        ctx.body = { platformAuth: ctx.state.platformAuth };
+      });
+    });
+    return app.callback();
+  }
+  if (adapter === 'connect') {
+    const app = connect();
+    const platform = connectPlatform(platformOptions(verifyToken));
+    app.use(platform);
+    const guard = platform.quota();
+    app.use(PING, (req: IncomingMessage & { platformAuth?: QuotaIdentity }, res: ServerResponse, next: (error?: unknown) => void) => {
+      guard(req, res, (error?: unknown) => {
+        if (error) return next(error);
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ platformAuth: req.platformAuth }));
+      });
+    });
+    app.use((error: unknown, _req: IncomingMessage, res: ServerResponse, _next: (error?: unknown) => void) => {
+      res.statusCode = 418;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(hostError(error)));
+    });
+    return app;
+  }
+  const app = express();
+  const platform = expressPlatform(platformOptions(verifyToken));
+  app.use(platform);
+  app.get(PING, platform.quota(), (req, res) => {
+    res.json({ platformAuth: req.platformAuth });
+  });
+  app.use((error: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+    res.status(418).json(hostError(error));
+  });
+  return app;
+}
+
+const servers: Served[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+describe.each(ADAPTER_NAMES)('quota.verifyToken on %s (oauth: false)', (adapter) => {
+  describe.each(['synchronous', 'asynchronous'] as const)('a %s check', (kind) => {
+    async function host() {
+      const server = await serve(hostApp(adapter, verifiers[kind]) as Parameters<typeof serve>[0]);
+      servers.push(server);
+      return (token?: string) => {
+        const call = request(server.url).get(PING);
+        return token ? call.set('authorization', `Bearer ${token}`) : call;
+      };
+    }
+
+    it('401 invalid_token for no token and for a token the check refuses', async () => {
+      const get = await host();
+      for (const res of [await get(), await get('unknown-token')]) {
+        expect(res.status).toBe(401);
+        expect(res.body).toMatchObject({ code: 1 });
+        expect(res.headers['www-authenticate']).toMatch(/error="invalid_token"/);
+      }
+    });
+
+    it("hands the check's identity to the host's handler and counts per application", async () => {
+      const get = await host();
+      const first = await get('token-of-shop');
+      expect(first.status).toBe(200);
+      expect(first.body).toEqual({ platformAuth: IDENTITIES['token-of-shop'] });
+      expect(first.headers.ratelimit).toMatch(/^"minute";r=1;t=\d+, "day";r=999;t=\d+$/);
+      expect((await get('token-of-shop')).status).toBe(200);
+      expect((await get('token-of-shop')).status).toBe(429);
+      // Another application has its own counters.
+      const other = await get('token-of-crm');
+      expect(other.status).toBe(200);
+      expect(other.body).toEqual({ platformAuth: IDENTITIES['token-of-crm'] });
+    });
+
+    it("a check that fails goes to the host's error handling, never to the handler", async () => {
+      const get = await host();
+      const res = await get(BROKEN);
+      expect(res.status).toBe(418);
+      expect(res.body).toEqual({ hostError: 'identity service misconfigured' });
+    });
+  });
+});
+
+describe('the Express and Connect guard with in-process checks and memory counters', () => {
+  it("runs the host's next() before the middleware returns; with an asynchronous check, afterwards", async () => {
+    for (const [kind, inTick] of [['synchronous', true], ['asynchronous', false]] as const) {
+      const platform = expressPlatform(platformOptions(verifiers[kind]));
+      const req = { method: 'GET', url: PING, headers: { authorization: 'Bearer token-of-shop' } } as unknown as express.Request;
+      const headers: Record<string, string> = {};
+      const res = { setHeader: (name: string, value: string) => void (headers[name] = value) } as unknown as express.Response;
+      let returned = false;
+      const called = new Promise<boolean>((resolve, reject) => {
+        platform.quota()(req, res, (error?: unknown) => (error ? reject(error) : resolve(!returned)));
+      });
+      returned = true;
+      expect(await called, kind).toBe(inTick);
+      expect(req.platformAuth, kind).toEqual(IDENTITIES['token-of-shop']);
+      expect(headers.ratelimit, kind).toMatch(/^"minute";r=1;/);
+    }
+  });
+});

@@ -24,9 +24,12 @@ export type Match =
   | { kind: 'error'; error: PlatformError; formatError: ErrorFormatter }
   | { kind: 'none' };
 
+const SLASH = 0x2f;
+
 /** Trailing slashes are not significant: `/courier/get_address/` is `/courier/get_address`. */
 export function normalizePath(path: string): string {
-  return path.length > 1 ? path.replace(/\/+$/, '') || '/' : path;
+  // Every request of the host passes through `owns`: skip the regex unless there is a slash to strip.
+  return path.length > 1 && path.charCodeAt(path.length - 1) === SLASH ? path.replace(/\/+$/, '') || '/' : path;
 }
 
 /**
@@ -35,10 +38,10 @@ export function normalizePath(path: string): string {
  */
 export class Router {
   private readonly routes = new Map<string, Map<string, Route>>();
-  private readonly namespaces: Namespace[] = [];
+  private readonly namespaces: (Namespace & { under: string })[] = [];
 
   addNamespace(namespace: Namespace): void {
-    this.namespaces.push(namespace);
+    this.namespaces.push({ ...namespace, under: `${namespace.prefix}/` });
   }
 
   add(route: Route): void {
@@ -51,7 +54,9 @@ export class Router {
   /** Whether a path is the platform's at all (a route or under a namespace); synchronous and cheap. */
   owns(rawPath: string): boolean {
     const path = normalizePath(rawPath);
-    return this.routes.has(path) || this.namespaces.some((ns) => path.startsWith(`${ns.prefix}/`) || path === ns.prefix);
+    if (this.routes.has(path)) return true;
+    for (const ns of this.namespaces) if (path.startsWith(ns.under) || path === ns.prefix) return true;
+    return false;
   }
 
   match(method: string, rawPath: string): Match {
@@ -63,7 +68,7 @@ export class Router {
       const any = byMethod.values().next().value as Route;
       return { kind: 'error', formatError: any.formatError, error: new MethodNotAllowedError([...byMethod.keys()]) };
     }
-    const namespace = this.namespaces.find((ns) => path.startsWith(`${ns.prefix}/`) || path === ns.prefix);
+    const namespace = this.namespaces.find((ns) => path.startsWith(ns.under) || path === ns.prefix);
     if (!namespace) return { kind: 'none' };
     return { kind: 'error', formatError: namespace.formatError, error: new NotFoundError(`No such endpoint: ${path}`) };
   }

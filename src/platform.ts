@@ -1,8 +1,8 @@
 import { systemClock } from './core/clock.js';
 import { PlatformError } from './core/errors.js';
-import type { MaybePromise } from './core/maybe-promise.js';
 import type { PlatformRequest, PlatformResponse } from './core/http.js';
 import { consoleLogger, safeLogger, type Logger } from './core/logger.js';
+import type { MaybePromise } from './core/maybe-promise.js';
 import { Router } from './core/router.js';
 import { courierCatalog } from './courier/catalog.js';
 import { courierErrorFormatter, courierRoutes } from './courier/proxy.js';

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { errorEnvelope } from '../core/envelope.js';
 import { PlatformError, UnauthorizedError } from '../core/errors.js';
 import type { PlatformRequest, PlatformResponse } from '../core/http.js';
+import { isThenable, type MaybePromise } from '../core/maybe-promise.js';
 import type { Route } from '../core/router.js';
 import { parseWith } from '../core/validation.js';
 import { bearerToken } from '../oauth/userinfo.js';
-import { isThenable, type MaybePromise } from '../core/maybe-promise.js';
 import { guardVerdict, MAX_API_PATH_LENGTH, quotaReportResponse, type QuotaDecision, type QuotaIdentity, type QuotaService } from '../quota/index.js';
 
 /**

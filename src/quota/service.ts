@@ -4,16 +4,17 @@
  * rule, computes the calendar buckets, asks the store, and answers a decision the wiring renders.
  *
  * Store failures never escape: `onStoreError: 'open'` admits through a local insurance limiter,
- * `'closed'` answers `store_unavailable` (503). Each store call has a deadline, so a cut
- * connection cannot hang a request. The next call always tries the store again: recovery needs
- * nothing but the store coming back.
+ * `'closed'` answers `store_unavailable` (503). Each call of a store that answers with a promise
+ * has a deadline, so a cut connection cannot hang a request (an in-process `consumeSync` needs
+ * none). The next call always tries the store again: recovery needs nothing but the store coming
+ * back.
  */
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { z } from 'zod';
 import { systemClock, type Clock } from '../core/clock.js';
 import { consoleLogger, safeLogger, type Logger } from '../core/logger.js';
-import { QuotaStoreError, QuotaStoreTimeoutError, type QuotaDependency } from './errors.js';
 import { isThenable, type MaybePromise } from '../core/maybe-promise.js';
+import { QuotaStoreError, QuotaStoreTimeoutError, type QuotaDependency } from './errors.js';
 import { QuotaCalendar, type PeriodWindow, type QuotaPeriod } from './periods.js';
 import {
   checkDefaults,

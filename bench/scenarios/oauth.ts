@@ -5,12 +5,13 @@
  * The probe counts the store round trips of one call of each.
  */
 import type { MeasureOptions } from '../lib/measure.js';
-import { authorizeGrant, clientBasicAuth, sharedSigningKey, mapLimit, type TokenSet } from '../lib/oauth.js';
+import { authorizeGrant, clientBasicAuth, mapLimit, type TokenSet } from '../lib/oauth.js';
 import { fixed, summaryOf, table } from '../lib/report.js';
 import type { ProbeResult, Ratio, RequestChain, Scenario, Target } from '../lib/scenario.js';
 import { measureRoundTrips, type StoreKind } from '../lib/round-trips.js';
+import { withServerRun } from '../lib/server-run.js';
 import { startServer, type ServerProcess } from '../lib/servers.js';
-import { connectRunStores, DATABASE_URL, REDIS_URL, runToken, type RunStores } from '../lib/stores.js';
+import { DATABASE_URL, REDIS_URL } from '../lib/stores.js';
 
 const STORES: readonly StoreKind[] = ['memory', 'redis', 'postgres'];
 const STORE_LABEL: Record<StoreKind, string> = { memory: 'memory', redis: 'Redis', postgres: 'PostgreSQL' };
@@ -65,18 +66,8 @@ export const oauthScenario: Scenario = {
   ],
   singleShare: 0.4,
 
-  async setup(options: MeasureOptions) {
-    const token = runToken('oauth');
-    const schema = `${token}_oauth`;
-    const servers: ServerProcess[] = [];
-    let stores: RunStores | undefined;
-    const teardown = async () => {
-      await Promise.all(servers.map((server) => server.stop()));
-      await stores?.cleanup();
-    };
-    try {
-      stores = await connectRunStores(token, [schema]);
-      const key = await sharedSigningKey();
+  setup(options: MeasureOptions) {
+    return withServerRun('oauth', async ({ token, schema, stores, key, servers, teardown }) => {
       const started = await Promise.all(
         STORES.map((kind) =>
           startServer(`oauth-${kind}`, 'oauth.ts', {
@@ -133,7 +124,6 @@ export const oauthScenario: Scenario = {
         process.stderr.write(`  oauth-${kind}: ${grants.length} grants through authorize → consent → token\n`);
       }
 
-      const runStores = stores;
       return {
         targets: [...runs.map((run) => run.userinfo), ...runs.map((run) => run.refresh)],
         teardown,
@@ -143,7 +133,7 @@ export const oauthScenario: Scenario = {
           const warnings: string[] = [];
           const data: Record<string, unknown> = {};
           for (const run of runs) {
-            const probe = { store: run.kind, serverUrl: run.server.url, redisName: `${token}_oauth`, admin: runStores.redis };
+            const probe = { store: run.kind, serverUrl: run.server.url, redisName: `${token}_oauth`, admin: stores.redis };
             const userinfo = await measureRoundTrips({ ...probe, target: run.userinfo, ...PROBE_USERINFO });
             // The rounds are over: the first few chains are free for the probe.
             const connections = Math.min(PROBE_REFRESH.connections, run.chains.length);
@@ -209,10 +199,7 @@ export const oauthScenario: Scenario = {
           };
         },
       };
-    } catch (error) {
-      await teardown();
-      throw error;
-    }
+    });
   },
 
   ratios() {

@@ -3,13 +3,14 @@
  * Redis, PostgreSQL counters; three calendar periods), and the usual rate limiters in front of
  * the same route (express-rate-limit with one window, rate-limiter-flexible with three).
  */
-import { authorizeGrant, sharedSigningKey } from '../lib/oauth.js';
+import { authorizeGrant } from '../lib/oauth.js';
 import { isPingBody, PING_PATH } from '../lib/ping.js';
 import { fixed, pairedRatio, summaryOf, table } from '../lib/report.js';
 import type { ProbeResult, Scenario, Target } from '../lib/scenario.js';
 import { measureRoundTrips, type RoundTrips, type StoreKind } from '../lib/round-trips.js';
-import { startServer, type ServerProcess } from '../lib/servers.js';
-import { connectRunStores, DATABASE_URL, REDIS_URL, runToken, type RunStores } from '../lib/stores.js';
+import { withServerRun } from '../lib/server-run.js';
+import { startServer } from '../lib/servers.js';
+import { DATABASE_URL, REDIS_URL } from '../lib/stores.js';
 
 /** Every limit of every target: finite (so the check runs) and out of reach of any run. */
 const LIMIT = 1_000_000_000;
@@ -50,19 +51,9 @@ export const quotaScenario: Scenario = {
   ],
   singleShare: 0.4,
 
-  async setup() {
-    const token = runToken('quota');
-    const schema = `${token}_quota`;
-    const redisName = (spec: Spec) => `${token}_${spec.id}`;
-    const servers: ServerProcess[] = [];
-    let stores: RunStores | undefined;
-    const teardown = async () => {
-      await Promise.all(servers.map((server) => server.stop()));
-      await stores?.cleanup();
-    };
-    try {
-      stores = await connectRunStores(token, [schema]);
-      const key = await sharedSigningKey();
+  setup() {
+    return withServerRun('quota', async ({ token, schema, stores, key, servers, teardown }) => {
+      const redisName = (spec: Spec) => `${token}_${spec.id}`;
       const env = {
         BENCH_QUOTA_LIMIT: String(LIMIT),
         BENCH_SIGNING_KEY: key,
@@ -91,7 +82,6 @@ export const quotaScenario: Scenario = {
         }),
       );
 
-      const runStores = stores;
       return {
         targets,
         teardown,
@@ -99,7 +89,7 @@ export const quotaScenario: Scenario = {
           const counted = new Map<string, RoundTrips>();
           for (const [i, spec] of SPECS.entries()) {
             if (spec.store !== 'redis' && spec.store !== 'postgres') continue;
-            const probe = { store: spec.store, target: targets[i]!, serverUrl: started[i]!.url, redisName: redisName(spec), admin: runStores.redis, ...PROBE };
+            const probe = { store: spec.store, target: targets[i]!, serverUrl: started[i]!.url, redisName: redisName(spec), admin: stores.redis, ...PROBE };
             counted.set(spec.id, await measureRoundTrips(probe));
           }
           const redisGuard = counted.get('guard-redis')!;
@@ -140,10 +130,7 @@ export const quotaScenario: Scenario = {
           };
         },
       };
-    } catch (error) {
-      await teardown();
-      throw error;
-    }
+    });
   },
 
   ratios(summary) {

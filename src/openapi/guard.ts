@@ -34,7 +34,8 @@ async function identify(request: PlatformRequest, verify: TokenVerifier): Promis
 /** A platform error becomes the contract's answer; anything else is a bug and goes on to the host. */
 function refusal(error: unknown): GuardVerdict {
   if (error instanceof PlatformError) return { pass: false, response: errorEnvelope(error) };
-  throw error;
+  // `next(undefined)` would read as "no error" and run the host's handler unguarded.
+  throw error || new Error(`quota guard: the token check or the quota failed with ${String(error)}`);
 }
 
 function verdictOf(decision: QuotaDecision, identity: QuotaIdentity): GuardVerdict {

@@ -335,7 +335,7 @@ export function createQuotaService(rawOptions: QuotaServiceOptions = {}): QuotaS
   const resolved = new Map<string, Map<string, ResolvedQuotaRule>>();
   let resolvedCount = 0;
 
-  // Synchronous when the source is (the static list): the guard's hot path then awaits only the store.
+  // Synchronous when the source is (the static list): with the memory store too, the guard's hot path awaits nothing.
   const findRule = (clientId: string, apiPath: string): ResolvedQuotaRule | Promise<ResolvedQuotaRule> => {
     if (!custom) {
       let paths = resolved.get(clientId);
@@ -475,6 +475,26 @@ export function createQuotaService(rawOptions: QuotaServiceOptions = {}): QuotaS
     };
   };
 
+  /** `consume` without its guard rail: may throw for a malformed path or a bad clock. */
+  const consumeNow = (clientId: string, rawPath: string): MaybePromise<QuotaDecision> => {
+    const apiPath = normalizedPath(rawPath);
+    checkClientId(clientId);
+    const now = readClock();
+    let found: ResolvedQuotaRule | Promise<ResolvedQuotaRule>;
+    try {
+      found = findRule(clientId, apiPath);
+    } catch (error) {
+      return onFailure({ clientId, apiPath, now }, asStoreError(error), undefined);
+    }
+    if (isThenable(found)) {
+      return found.then(
+        (rule) => charge(clientId, apiPath, now, rule),
+        (error: unknown) => onFailure({ clientId, apiPath, now }, asStoreError(error), undefined),
+      );
+    }
+    return charge(clientId, apiPath, now, found);
+  };
+
   const service: QuotaService = {
     store,
     calendar,
@@ -488,27 +508,13 @@ export function createQuotaService(rawOptions: QuotaServiceOptions = {}): QuotaS
     },
 
     consume(clientId, rawPath) {
-      let apiPath: string;
+      // Whatever goes wrong here (a malformed path, a clock that answers NaN) is a rejection, never
+      // a synchronous throw: awaiting the answer is enough to see every failure.
       try {
-        apiPath = normalizedPath(rawPath);
-        checkClientId(clientId);
+        return consumeNow(clientId, rawPath);
       } catch (error) {
         return Promise.reject(error);
       }
-      const now = readClock();
-      let found: ResolvedQuotaRule | Promise<ResolvedQuotaRule>;
-      try {
-        found = findRule(clientId, apiPath);
-      } catch (error) {
-        return onFailure({ clientId, apiPath, now }, asStoreError(error), undefined);
-      }
-      if (isThenable(found)) {
-        return found.then(
-          (rule) => charge(clientId, apiPath, now, rule),
-          (error: unknown) => onFailure({ clientId, apiPath, now }, asStoreError(error), undefined),
-        );
-      }
-      return charge(clientId, apiPath, now, found);
     },
 
     async inspect(clientId, rawPath) {

@@ -25,16 +25,20 @@ const IDENTITIES: Record<string, QuotaIdentity> = {
   'token-of-crm': { clientId: 'crm', scope: [] },
 };
 const BROKEN = 'token-that-breaks-the-check';
+/** The check fails with `undefined`: to `next()` that would read as "no error". */
+const BROKEN_SILENTLY = 'token-that-throws-nothing';
+
+function check(token: string): QuotaIdentity | undefined {
+  if (token === BROKEN) throw new Error('identity service misconfigured');
+  if (token === BROKEN_SILENTLY) throw undefined;
+  return IDENTITIES[token];
+}
 
 const verifiers: Record<'synchronous' | 'asynchronous', TokenVerifier> = {
-  synchronous: (token) => {
-    if (token === BROKEN) throw new Error('identity service misconfigured');
-    return IDENTITIES[token];
-  },
+  synchronous: check,
   asynchronous: async (token) => {
     await new Promise((resolve) => setTimeout(resolve, 1));
-    if (token === BROKEN) throw new Error('identity service misconfigured');
-    return IDENTITIES[token];
+    return check(token);
   },
 };
 
@@ -142,6 +146,10 @@ describe.each(ADAPTER_NAMES)('quota.verifyToken on %s (oauth: false)', (adapter)
       const res = await get(BROKEN);
       expect(res.status).toBe(418);
       expect(res.body).toEqual({ hostError: 'identity service misconfigured' });
+      // Failing with `undefined` must not let the call through unguarded either.
+      const silent = await get(BROKEN_SILENTLY);
+      expect(silent.status).toBe(418);
+      expect(silent.body).toEqual({ hostError: 'quota guard: the token check or the quota failed with undefined' });
     });
   });
 });

@@ -15,8 +15,12 @@ import { courierPlatform as expressPlatform } from '../../adapters/express.js';
 import { courierPlatform as koaPlatform } from '../../adapters/koa.js';
 import { silentLogger } from '../../src/core/logger.js';
 import type { QuotaOptions } from '../../src/options.js';
+import { createMemoryOAuthStore } from '../../src/oauth/store/memory.js';
+import { newGrantId, newToken } from '../../src/oauth/token-format.js';
 import { createRedisQuotaStore, type QuotaStore } from '../../src/quota/index.js';
+import { tokenRecord } from '../oauth/store-conformance.js';
 import { capturingLogger } from '../support/logger.js';
+import { oauthTestOptions, sharedSigningKey } from '../support/oauth.js';
 import { describeRedis, redisUrl, uniqueName } from '../support/services.js';
 import { hostPort, startTcpProxy, viaProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import {
@@ -420,6 +424,39 @@ describe('platform.quota(apiPath) names the endpoint of a parameterised route (e
     expect(statuses).toEqual([200, 200, 200, 429]);
     expect(host.handled.filter((h) => h === 'order')).toHaveLength(3);
     expect(await usedOf(host, token, ORDER_ITEM)).toEqual([3, 3, 3]);
+  });
+});
+
+describe('the guard with the memory OAuth store and memory counters (express)', () => {
+  it("validates the token and charges within the tick: the host's next() runs before the middleware returns", async () => {
+    const store = createMemoryOAuthStore();
+    const grantId = newGrantId();
+    const { value, ref } = newToken(grantId);
+    await store.saveTokens({ access: tokenRecord(grantId, { ref, clientId: CONFIDENTIAL.id, expiresAt: Date.now() + 3_600_000 }) });
+    const platform = expressPlatform({
+      courier: false,
+      oauth: { ...oauthTestOptions(), store, signingKeys: [await sharedSigningKey()], authenticate: () => null },
+      quota: { defaults: { minute: 3 } },
+      logger: silentLogger,
+    });
+    await platform.platform.ready();
+    const guard = platform.quota();
+    const headers: Record<string, string> = {};
+    const res = { setHeader: (name: string, value: string) => void (headers[name] = value) } as unknown as express.Response;
+    const call = (token: string) => {
+      const req = { method: 'GET', url: PING, headers: { authorization: `Bearer ${token}` } } as unknown as express.Request;
+      let ranInTick = false;
+      let returned = false;
+      guard(req, res, () => {
+        ranInTick = !returned;
+      });
+      returned = true;
+      return { ranInTick, req };
+    };
+    const { ranInTick, req } = call(value);
+    expect(ranInTick).toBe(true);
+    expect(req.platformAuth).toEqual({ clientId: CONFIDENTIAL.id, sub: 'user-alice', scope: ['openid', 'offline_access'] });
+    expect(headers.ratelimit).toMatch(/^"minute";r=2;/);
   });
 });
 

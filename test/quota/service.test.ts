@@ -164,6 +164,13 @@ describe('in-process stores answer within the tick', () => {
     await expect(malformed).rejects.toThrow(BadRequestError);
   });
 
+  it('a clock that answers nonsense is a rejection, not a synchronous throw', async () => {
+    const quota = createQuotaService({ logger: recordingLogger(), now: () => Number.NaN });
+    let answer: unknown;
+    expect(() => (answer = quota.consume('app', '/x'))).not.toThrow();
+    await expect(answer).rejects.toThrow();
+  });
+
   it('a store without consumeSync, or a rule source that answers later, gets a promise', async () => {
     const { quota: networked } = service({ store: flakyStore() });
     const viaStore = networked.consume('app', '/x');

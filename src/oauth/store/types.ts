@@ -35,8 +35,8 @@ export interface AuthorizedUser {
 
 /** Points at a code or token: the grant it belongs to and the SHA-256 (base64url) of its secret. */
 export interface TokenRef {
-  grantId: string;
-  hash: string;
+  readonly grantId: string;
+  readonly hash: string;
 }
 
 /** What every code and token record shares. */

@@ -73,7 +73,8 @@ export function createMemoryQuotaStore(options: MemoryQuotaStoreOptions = {}): M
 
   /** Examines up to `budget` slots from where the last call stopped; deletes those whose counters all ended. */
   const sweepSome = (now: number, budget: number): void => {
-    // Never more than one lap: with few slots, wrapping around would only build new iterators.
+    // Never more than one lap: with few slots, wrapping around would only build new iterators
+    // (the step that reaches the end of the Map examines nothing; few slots need little sweeping).
     const examine = Math.min(budget, slots.size);
     for (let i = 0; i < examine; i++) {
       cursor ??= slots.entries();

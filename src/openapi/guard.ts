@@ -24,11 +24,10 @@ function unauthorized(): UnauthorizedError {
   return new UnauthorizedError('A valid Bearer access token is required (Authorization: Bearer <token>)', INVALID_TOKEN);
 }
 
-async function identify(request: PlatformRequest, verify: TokenVerifier): Promise<QuotaIdentity> {
+/** The caller of a valid Bearer token; undefined without one. At once when the check answers at once. */
+function identityOf(request: PlatformRequest, verify: TokenVerifier): MaybePromise<QuotaIdentity | undefined> {
   const token = bearerToken(request);
-  const identity = token ? await verify(token) : undefined;
-  if (!identity) throw unauthorized();
-  return identity;
+  return token ? verify(token) : undefined;
 }
 
 /** A platform error becomes the contract's answer; anything else is a bug and goes on to the host. */
@@ -57,8 +56,7 @@ function charge(identity: QuotaIdentity | undefined, quota: QuotaService, apiPat
  */
 export function guardRequest(request: PlatformRequest, quota: QuotaService, verify: TokenVerifier, apiPath = request.path): MaybePromise<GuardVerdict> {
   try {
-    const token = bearerToken(request);
-    const identity = token ? verify(token) : undefined;
+    const identity = identityOf(request, verify);
     return isThenable(identity) ? identity.then((id) => charge(id, quota, apiPath), refusal) : charge(identity, quota, apiPath);
   } catch (error) {
     return refusal(error);
@@ -75,7 +73,8 @@ export function getQuotaRoute(basePath: string, quota: QuotaService, verify: Tok
     path: `${basePath}/get_quota`,
     formatError: errorEnvelope,
     handler: async (request) => {
-      const identity = await identify(request, verify);
+      const identity = await identityOf(request, verify);
+      if (!identity) throw unauthorized();
       const { api_path: apiPath } = parseWith(getQuotaQuery, Object.fromEntries(request.query));
       return quotaReportResponse(await quota.inspect(identity.clientId, apiPath));
     },

@@ -11,6 +11,8 @@ export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export interface ServerProcess {
   name: string;
   url: string;
+  /** The child's process id (for CPU pinning: lib/head-to-head.ts). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -63,7 +65,7 @@ export function startServer(name: string, entry: string, env: Record<string, str
       const ready = /^READY (\S+)$/.exec(line);
       if (!ready) return void process.stderr.write(`[${name}] ${line}\n`);
       clearTimeout(timer);
-      resolve({ name, url: ready[1]!, stop });
+      resolve({ name, url: ready[1]!, pid: child.pid!, stop });
     });
   });
 }

@@ -3,6 +3,7 @@
  * Redis, PostgreSQL counters; three calendar periods), and the usual rate limiters in front of
  * the same route (express-rate-limit with one window, rate-limiter-flexible with three).
  */
+import { headToHead, type Contender, type HeadToHead } from '../lib/head-to-head.js';
 import { authorizeGrant } from '../lib/oauth.js';
 import { isPingBody, PING_PATH } from '../lib/ping.js';
 import { fixed, pairedRatio, summaryOf, table } from '../lib/report.js';
@@ -51,7 +52,7 @@ export const quotaScenario: Scenario = {
   ],
   singleShare: 0.4,
 
-  setup() {
+  setup(options) {
     return withServerRun('quota', async ({ token, schema, stores, key, servers, teardown }) => {
       const redisName = (spec: Spec) => `${token}_${spec.id}`;
       const env = {
@@ -70,6 +71,9 @@ export const quotaScenario: Scenario = {
         ),
       );
       servers.push(...started);
+      // Not a target: bare Express's twin, the A/A control of the head-to-head checks.
+      const twin = await startServer('bare-twin', 'quota-peer.ts', { ...env, BENCH_PEER: 'bare', BENCH_REDIS_NAME: `${token}_bare-twin` });
+      servers.push(twin);
 
       const targets = await Promise.all(
         SPECS.map(async (spec, i): Promise<Target> => {
@@ -92,6 +96,23 @@ export const quotaScenario: Scenario = {
             const probe = { store: spec.store, target: targets[i]!, serverUrl: started[i]!.url, redisName: redisName(spec), admin: stores.redis, ...PROBE };
             counted.set(spec.id, await measureRoundTrips(probe));
           }
+          const contender = (id: string): Contender => {
+            const i = SPECS.findIndex((spec) => spec.id === id);
+            return { target: targets[i]!, server: started[i]! };
+          };
+          const bare = contender('bare');
+          const h2h = { rounds: options.rounds, durationS: options.duration, connections: options.connections };
+          const control = await headToHead(bare, { target: { ...bare.target, id: 'bare-twin', url: `${twin.url}${PING_PATH}` }, server: twin }, h2h);
+          const memory = await headToHead(bare, contender('guard-memory'), h2h);
+          const versus = await headToHead(contender('erl-redis'), contender('guard-redis'), h2h);
+          const pairs: [string, HeadToHead][] = [
+            ['A/A control: bare Express twin ÷ bare Express', control],
+            ['guard (memory) ÷ bare Express', memory],
+            ['guard (Redis, 3 periods) ÷ express-rate-limit + rate-limit-redis (1 window)', versus],
+          ];
+          const h2hErrors = pairs.reduce((sum, [, pair]) => sum + pair.errors, 0);
+          const biased = Math.abs(control.median - 1) > 0.03;
+
           const redisGuard = counted.get('guard-redis')!;
           const rows = SPECS.map((spec) => {
             const s = summaryOf(summary, spec.id);
@@ -119,14 +140,22 @@ export const quotaScenario: Scenario = {
                 ['l', 'r', 'r', 'r', 'r', 'l'],
                 rows,
               ),
+              table(
+                ['Head-to-head pair', 'median', 'min', 'max', 'per round'],
+                ['l', 'r', 'r', 'r', 'l'],
+                pairs.map(([label, pair]) => [label, fixed(pair.median, 3), fixed(Math.min(...pair.ratios), 3), fixed(Math.max(...pair.ratios), 3), pair.ratios.map((r) => fixed(r, 2)).join(' ')]),
+              ),
             ],
             notes: [
               `Floor (no target): the floor keeps ${fixed(pairedRatio(summary, 'floor', 'bare'), 2)} of bare Express, and the memory guard ${fixed(pairedRatio(summary, 'guard-memory', 'floor'), 2)} of the floor (paired; the guard and the floor are neighbours, the floor and bare Express are not). What the guard costs beyond the floor is its own logic: token lookup, three periods, the header values.`,
               `Round trips (after the rounds, nothing else of the bench running; ${PROBE.requests} calls on ${PROBE.connections} connections per Redis or PostgreSQL target): Redis, the commands the server received on the target's connection (MONITOR, by client address), then the server's \`INFO commandstats\` delta per call, which also counts the commands Lua scripts run (in Lua) and must equal the first figure once those and other clients' commands are taken out. PostgreSQL: statements the target's pool sent, BEGIN and COMMIT included (a counter around each pooled connection's \`query\`).`,
+              `Head-to-head (after the rounds): the two servers of a pair are loaded at the same time, ${Math.floor(options.connections / 2)} connections each, ${options.rounds} runs of ${options.duration} s after 3 s of warm-up, ${control.pinned ? 'both pinned to the last CPU while the runner (autocannon) runs on the others' : '**unpinned** (no taskset, or one CPU)'}; Redis and PostgreSQL are left alone. Both see the same machine at the same moment, so the ratio of their req/s is the inverse ratio of their CPU cost per request, free of the drift that makes sequential rounds on this kind of VM swing by ±30 %. A cross-check of the checks above, which pair sequential rounds; the A/A control (two identical bare Express servers) shows the method's own bias.`,
+              ...(biased ? [`⚠ The A/A control is ${fixed(control.median, 3)}, more than 3 % from 1: the head-to-head figures of this run are off by about as much.`] : []),
+              ...(h2hErrors > 0 ? [`⚠ ${h2hErrors} requests of the head-to-head runs failed.`] : []),
               ...warnings,
               ...(probeErrors > 0 ? [`⚠ ${probeErrors} requests of the round-trip probe failed.`] : []),
             ],
-            data: Object.fromEntries(counted),
+            data: { roundTrips: Object.fromEntries(counted), headToHead: Object.fromEntries(pairs) },
           };
         },
       };

@@ -172,3 +172,37 @@ describe('the Express and Connect guard with in-process checks and memory counte
     }
   });
 });
+
+describe.each(['express', 'connect'] as const)('req.platformAuth on %s, outside the guard', (adapter) => {
+  type Req = IncomingMessage & { platformAuth?: QuotaIdentity };
+  const hostIdentity = (req: Req, _res: ServerResponse, next: () => void) => {
+    if (req.headers['x-host-identity']) req.platformAuth = { clientId: String(req.headers['x-host-identity']), scope: [] };
+    next();
+  };
+  const open = (req: Req, res: ServerResponse) => {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ own: Object.hasOwn(req, 'platformAuth'), platformAuth: req.platformAuth ?? null }));
+  };
+  function hostWithOpenRoute(): Parameters<typeof serve>[0] {
+    if (adapter === 'express') {
+      const app = express();
+      app.use(hostIdentity, expressPlatform(platformOptions(check)));
+      app.use('/open', open);
+      return app;
+    }
+    const app = connect();
+    app.use(hostIdentity);
+    app.use(connectPlatform(platformOptions(check)));
+    app.use('/open', open);
+    return app;
+  }
+
+  // The mount gives every request the slot (README, Performance); it must never clobber a value.
+  it('is undefined on an unguarded route, and the mount keeps what the host set before it', async () => {
+    const server = await serve(hostWithOpenRoute());
+    servers.push(server);
+    expect((await request(server.url).get('/open')).body).toEqual({ own: true, platformAuth: null });
+    const kept = await request(server.url).get('/open').set('x-host-identity', 'host-app');
+    expect(kept.body).toEqual({ own: true, platformAuth: { clientId: 'host-app', scope: [] } });
+  });
+});

@@ -5,8 +5,9 @@
  *
  * Why: on a shared VM a server's req/s drifts by ±30 % between sequential runs seconds apart
  * (CPU steal, the scheduler putting autocannon on the server's core), which buries the few
- * per cent a check is about. Loaded together on one pinned core, two identical servers (the A/A
- * control every report shows) come out within a few per cent of each other.
+ * per cent a check is about. Loaded together on one pinned core, the per-round ratios agree far
+ * better; the method keeps a bias of a few per cent of its own, which the A/A control (two
+ * identical servers) in every report measures.
  *
  * Pinning uses `taskset` (util-linux) and needs Linux and two CPUs; elsewhere the pair runs
  * unpinned and says so. Only the runner's own processes are pinned (never Redis or PostgreSQL),

@@ -71,7 +71,7 @@ export const quotaScenario: Scenario = {
         ),
       );
       servers.push(...started);
-      // Not a target: bare Express's twin, the A/A control of the head-to-head checks.
+      // Not a target: bare Express's twin, the A/A control of the head-to-head cross-check.
       const twin = await startServer('bare-twin', 'quota-peer.ts', { ...env, BENCH_PEER: 'bare', BENCH_REDIS_NAME: `${token}_bare-twin` });
       servers.push(twin);
 
@@ -149,7 +149,7 @@ export const quotaScenario: Scenario = {
             notes: [
               `Floor (no target): the floor keeps ${fixed(pairedRatio(summary, 'floor', 'bare'), 2)} of bare Express, and the memory guard ${fixed(pairedRatio(summary, 'guard-memory', 'floor'), 2)} of the floor (paired; the guard and the floor are neighbours, the floor and bare Express are not). What the guard costs beyond the floor is its own logic: token lookup, three periods, the header values.`,
               `Round trips (after the rounds, nothing else of the bench running; ${PROBE.requests} calls on ${PROBE.connections} connections per Redis or PostgreSQL target): Redis, the commands the server received on the target's connection (MONITOR, by client address), then the server's \`INFO commandstats\` delta per call, which also counts the commands Lua scripts run (in Lua) and must equal the first figure once those and other clients' commands are taken out. PostgreSQL: statements the target's pool sent, BEGIN and COMMIT included (a counter around each pooled connection's \`query\`).`,
-              `Head-to-head (after the rounds): the two servers of a pair are loaded at the same time, ${Math.floor(options.connections / 2)} connections each, ${options.rounds} runs of ${options.duration} s after 3 s of warm-up, ${control.pinned ? 'both pinned to the last CPU while the runner (autocannon) runs on the others' : '**unpinned** (no taskset, or one CPU)'}; Redis and PostgreSQL are left alone. Both see the same machine at the same moment, so the ratio of their req/s is the inverse ratio of their CPU cost per request, free of the drift that makes sequential rounds on this kind of VM swing by ±30 %. A cross-check of the checks above, which pair sequential rounds; the A/A control (two identical bare Express servers) shows the method's own bias.`,
+              `Head-to-head (after the rounds): the two servers of a pair are loaded at the same time, ${Math.floor(options.connections / 2)} connections each, ${options.rounds} runs of ${options.duration} s after 3 s of warm-up, ${control.pinned ? 'both pinned to the last CPU while the runner (autocannon) runs on the others' : '**unpinned** (no taskset, or one CPU)'}; Redis and PostgreSQL are left alone. Both see the same machine at the same moment, so the ratio of their req/s is the inverse ratio of their CPU cost per request, free of most of the drift that makes sequential rounds on this kind of VM swing by ±30 %. A cross-check of the checks above, which pair sequential rounds; the A/A control (two identical bare Express servers) shows the method's own bias.`,
               ...(biased ? [`⚠ The A/A control is ${fixed(control.median, 3)}, more than 3 % from 1: the head-to-head figures of this run are off by about as much.`] : []),
               ...(h2hErrors > 0 ? [`⚠ ${h2hErrors} requests of the head-to-head runs failed.`] : []),
               ...warnings,

@@ -6,6 +6,7 @@
  * default for that field; it is not inherited from the global rule. Limit 0 means unlimited.
  */
 import { BadRequestError } from '../core/errors.js';
+import { normalizePath } from '../core/router.js';
 import type { QuotaPeriod } from './periods.js';
 
 export type QuotaScope = 'client' | 'global' | 'system';
@@ -85,9 +86,9 @@ export function normalizeApiPath(path: string): string {
   if (query !== -1) end = query;
   const fragment = path.indexOf('#');
   if (fragment !== -1 && fragment < end) end = fragment;
-  let out = path.slice(0, end);
-  if (!out.startsWith('/')) throw new BadRequestError(`api_path must start with "/", got ${JSON.stringify(path.slice(0, 80))}`);
-  while (out.length > 1 && out.endsWith('/')) out = out.slice(0, -1);
+  const bare = path.slice(0, end);
+  if (!bare.startsWith('/')) throw new BadRequestError(`api_path must start with "/", got ${JSON.stringify(path.slice(0, 80))}`);
+  const out = normalizePath(bare);
   if (out.length > MAX_API_PATH_LENGTH) throw new BadRequestError(`api_path must be at most ${MAX_API_PATH_LENGTH} characters`);
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(out)) throw new BadRequestError('api_path must not contain control characters');

@@ -176,6 +176,35 @@ describe('memory quota store', () => {
 // ---------------------------------------------------------------------------------------------
 // Redis
 
+describe('redis quota store, with a recording client', () => {
+  it('keeps counting every client and path right after more than 10 000 of them (the remembered keys are bounded)', async () => {
+    const sent: string[][] = [];
+    const client: RedisLike = {
+      evalsha: async (_sha, numkeys, ...args) => {
+        sent.push(args.slice(0, numkeys).map(String));
+        return [1, ...Array.from({ length: numkeys }, () => 1)];
+      },
+      eval: async () => {
+        throw new Error('not used');
+      },
+      mget: async () => [],
+    };
+    const store = createRedisQuotaStore({ client });
+    const now = Date.UTC(2026, 10, 21, 10, 0, 0);
+    const consume = (clientId: string, apiPath: string, at: number) => store.consume({ clientId, apiPath, cost: 1, buckets: buckets(at, 5), now: at });
+    await consume('first', '/a', now);
+    for (let i = 0; i < 10_001; i++) await consume(`c${i}`, '/a', now);
+    await consume('first', '/a', now);
+    await consume('first', '/a', now + 60_000); // the next minute: a new key
+    const expected = (at: number) => store.keysFor('first', '/a', buckets(at, 5));
+    expect(sent[0]).toEqual(expected(now));
+    expect(sent.at(-2)).toEqual(expected(now));
+    expect(sent.at(-1)).toEqual(expected(now + 60_000));
+    expect(sent.at(-1)).not.toEqual(sent.at(-2));
+    expect(sent[1]).toEqual(store.keysFor('c0', '/a', buckets(now, 5)));
+  });
+});
+
 describeRedis('redis quota store', () => {
   let redis: Redis;
   const prefix = uniqueName('quota_redis');

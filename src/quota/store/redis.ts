@@ -11,9 +11,10 @@
  * Every key gets a TTL, when it is created, that ends at its bucket's end plus a small grace
  * (PEXPIRE, relative, computed from the service clock: Redis's own clock and the application's
  * may disagree, and tests inject time; an absolute PEXPIREAT would trust Redis's clock instead).
+ * A client and path keep their keys between calls until one of their buckets starts anew.
  */
 import { createHash } from 'node:crypto';
-import { checkConsumeRequest, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaStore } from './types.js';
+import { checkConsumeRequest, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaBucket, type QuotaStore } from './types.js';
 
 /**
  * The commands the store sends. An ioredis `Redis` or `Cluster` fits; so does any client with
@@ -107,14 +108,43 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
     return buckets.map((bucket) => `${tag}:${bucket.period}:${bucket.start}`);
   };
 
+  // A client and path keep their keys until one of their buckets starts anew (the minute's, at
+  // the most once a minute): remembered, the guarded call builds no key strings. Bounded like the
+  // service's rule cache: cleared when it holds this many client+path pairs.
+  const MAX_REMEMBERED = 10_000;
+  type Remembered = { periods: string[]; starts: number[]; keys: string[] };
+  const remembered = new Map<string, Map<string, Remembered>>();
+  let rememberedCount = 0;
+  const stillValid = (known: Remembered, buckets: readonly QuotaBucket[]): boolean => {
+    if (known.keys.length !== buckets.length) return false;
+    for (let i = 0; i < buckets.length; i++) if (buckets[i]!.start !== known.starts[i] || buckets[i]!.period !== known.periods[i]) return false;
+    return true;
+  };
+  const keysOf = (clientId: string, apiPath: string, buckets: readonly QuotaBucket[]): string[] => {
+    let paths = remembered.get(clientId);
+    const known = paths?.get(apiPath);
+    if (known && stillValid(known, buckets)) return known.keys;
+    if (!known && rememberedCount >= MAX_REMEMBERED) {
+      remembered.clear();
+      rememberedCount = 0;
+      paths = undefined;
+    }
+    const keys = keysFor(clientId, apiPath, buckets);
+    if (!paths) remembered.set(clientId, (paths = new Map()));
+    if (!known) rememberedCount++;
+    paths.set(apiPath, { periods: buckets.map((b) => b.period), starts: buckets.map((b) => b.start), keys });
+    return keys;
+  };
+
   return {
     kind: 'redis',
     keysFor,
     async consume(request: ConsumeRequest): Promise<ConsumeResult> {
       checkConsumeRequest(request);
       const { buckets, cost, now } = request;
-      const keys = keysFor(request.clientId, request.apiPath, buckets);
-      const args: (string | number)[] = [...keys, cost];
+      const keys = keysOf(request.clientId, request.apiPath, buckets);
+      const args: (string | number)[] = keys.slice();
+      args.push(cost);
       for (const bucket of buckets) args.push(bucket.limit, Math.max(1, Math.ceil(bucket.end - now)) + grace);
       let reply: unknown;
       try {
@@ -124,8 +154,9 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
         reply = await client.eval(CONSUME_SCRIPT, keys.length, ...args);
       }
       if (!Array.isArray(reply) || reply.length !== keys.length + 1) throw new Error('redis quota store: unexpected reply from the consume script');
-      const [admitted, ...used] = reply.map(Number);
-      return { admitted: admitted === 1, used };
+      const used: number[] = [];
+      for (let i = 1; i < reply.length; i++) used.push(Number(reply[i]));
+      return { admitted: Number(reply[0]) === 1, used };
     },
     async peek(request: PeekRequest): Promise<number[]> {
       if (request.buckets.length === 0) return [];

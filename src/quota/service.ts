@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { systemClock, type Clock } from '../core/clock.js';
 import { consoleLogger, safeLogger, type Logger } from '../core/logger.js';
 import { isThenable, type MaybePromise } from '../core/maybe-promise.js';
+import { PairCache } from '../core/pair-cache.js';
 import { QuotaStoreError, QuotaStoreTimeoutError, type QuotaDependency } from './errors.js';
 import { QuotaCalendar, type PeriodWindow, type QuotaPeriod } from './periods.js';
 import {
@@ -331,25 +332,16 @@ export function createQuotaService(rawOptions: QuotaServiceOptions = {}): QuotaS
   };
 
   // A static list resolves the same way every time: remember the answers (bounded), so the
-  // guard's hot path allocates no rule per call. Per client, then per path: no key to build.
-  const resolved = new Map<string, Map<string, ResolvedQuotaRule>>();
-  let resolvedCount = 0;
+  // guard's hot path allocates no rule per call.
+  const resolved = new PairCache<ResolvedQuotaRule>(MAX_RESOLVED);
 
   // Synchronous when the source is (the static list): with the memory store too, the guard's hot path awaits nothing.
   const findRule = (clientId: string, apiPath: string): ResolvedQuotaRule | Promise<ResolvedQuotaRule> => {
     if (!custom) {
-      let paths = resolved.get(clientId);
-      let rule = paths?.get(apiPath);
+      let rule = resolved.get(clientId, apiPath);
       if (!rule) {
-        if (resolvedCount >= MAX_RESOLVED) {
-          resolved.clear();
-          resolvedCount = 0;
-          paths = undefined;
-        }
         rule = resolveFound((rules.findRules(clientId, apiPath) as MatchedRules | undefined) ?? {}, apiPath);
-        if (!paths) resolved.set(clientId, (paths = new Map()));
-        paths.set(apiPath, rule);
-        resolvedCount++;
+        resolved.set(clientId, apiPath, rule);
       }
       return rule;
     }

@@ -14,6 +14,7 @@
  * A client and path keep their keys between calls until one of their buckets starts anew.
  */
 import { createHash } from 'node:crypto';
+import { PairCache } from '../../core/pair-cache.js';
 import { checkConsumeRequest, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaBucket, type QuotaStore } from './types.js';
 
 /**
@@ -109,30 +110,19 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
   };
 
   // A client and path keep their keys until one of their buckets starts anew (the minute's, at
-  // the most once a minute): remembered, the guarded call builds no key strings. Bounded like the
-  // service's rule cache: cleared when it holds this many client+path pairs.
-  const MAX_REMEMBERED = 10_000;
+  // the most once a minute): remembered, the guarded call builds no key strings.
   type Remembered = { periods: string[]; starts: number[]; keys: string[] };
-  const remembered = new Map<string, Map<string, Remembered>>();
-  let rememberedCount = 0;
+  const remembered = new PairCache<Remembered>(10_000);
   const stillValid = (known: Remembered, buckets: readonly QuotaBucket[]): boolean => {
     if (known.keys.length !== buckets.length) return false;
     for (let i = 0; i < buckets.length; i++) if (buckets[i]!.start !== known.starts[i] || buckets[i]!.period !== known.periods[i]) return false;
     return true;
   };
   const keysOf = (clientId: string, apiPath: string, buckets: readonly QuotaBucket[]): string[] => {
-    let paths = remembered.get(clientId);
-    const known = paths?.get(apiPath);
+    const known = remembered.get(clientId, apiPath);
     if (known && stillValid(known, buckets)) return known.keys;
-    if (!known && rememberedCount >= MAX_REMEMBERED) {
-      remembered.clear();
-      rememberedCount = 0;
-      paths = undefined;
-    }
     const keys = keysFor(clientId, apiPath, buckets);
-    if (!paths) remembered.set(clientId, (paths = new Map()));
-    if (!known) rememberedCount++;
-    paths.set(apiPath, { periods: buckets.map((b) => b.period), starts: buckets.map((b) => b.start), keys });
+    remembered.set(clientId, apiPath, { periods: buckets.map((b) => b.period), starts: buckets.map((b) => b.start), keys });
     return keys;
   };
 

@@ -535,7 +535,7 @@ export function createQuotaService(rawOptions: QuotaServiceOptions = {}): QuotaS
           scope: rule.scope,
           cost: rule.cost,
           periods: windows.map((w, i) => {
-            const state = periodState({ ...w, limit: rule.limits[w.period] }, used[i] ?? 0);
+            const state = periodState(bucketOf(w, rule), used[i] ?? 0);
             return {
               period: state.period,
               limit: state.limit,

@@ -203,6 +203,70 @@ describe('redis quota store, with a recording client', () => {
     expect(sent.at(-1)).not.toEqual(sent.at(-2));
     expect(sent[1]).toEqual(store.keysFor('c0', '/a', buckets(now, 5)));
   });
+
+  /** A client whose pipeline answers each batch with `answer`; records what went alone and what went together. */
+  function pipelined(answer: (batch: number) => Promise<[Error | null, unknown][] | null>, extra: Partial<RedisLike> = {}) {
+    const log = { alone: 0, batches: [] as number[] };
+    const reply = (numkeys: number) => [1, ...Array.from({ length: numkeys }, () => 1)];
+    const client: RedisLike = {
+      evalsha: async (_sha, numkeys) => {
+        log.alone++;
+        return reply(numkeys);
+      },
+      eval: async () => {
+        throw new Error('not used');
+      },
+      mget: async () => [],
+      pipeline: () => {
+        let size = 0;
+        return {
+          evalsha: () => size++,
+          exec: () => {
+            log.batches.push(size);
+            return answer(size);
+          },
+        };
+      },
+      ...extra,
+    };
+    return { client, log };
+  }
+
+  const oneCall = (store: ReturnType<typeof createRedisQuotaStore>, clientId: string) => {
+    const now = Date.UTC(2026, 10, 21, 10, 0, 0);
+    return store.consume({ clientId, apiPath: '/a', cost: 1, buckets: buckets(now, 5), now });
+  };
+
+  it('gives each call of a batch its own answer: one failed call fails alone, a failed batch fails every call', async () => {
+    let failWhole = false;
+    const { client, log } = pipelined(async (size) => {
+      if (failWhole) throw new Error('Connection is closed.');
+      return Array.from({ length: size }, (_, i): [Error | null, unknown] => (i === 1 ? [new Error('ERR something broke'), null] : [null, [1, i + 1]]));
+    });
+    const store = createRedisQuotaStore({ client });
+    const settled = await Promise.allSettled([oneCall(store, 'a'), oneCall(store, 'b'), oneCall(store, 'c')]);
+    expect(log).toEqual({ alone: 0, batches: [3] });
+    expect(settled[0]).toEqual({ status: 'fulfilled', value: { admitted: true, used: [1] } });
+    expect(settled[1]).toMatchObject({ status: 'rejected', reason: { message: 'ERR something broke' } });
+    expect(settled[2]).toEqual({ status: 'fulfilled', value: { admitted: true, used: [3] } });
+
+    failWhole = true;
+    const failed = await Promise.allSettled([oneCall(store, 'a'), oneCall(store, 'b')]);
+    expect(failed.map((result) => result.status)).toEqual(['rejected', 'rejected']);
+    expect(log.batches).toEqual([3, 2]);
+  });
+
+  it('sends a call that arrives alone as a plain EVALSHA, and never batches on a Cluster (one slot per pipeline)', async () => {
+    const answer = async (size: number) => Array.from({ length: size }, (): [Error | null, unknown] => [null, [1, 1]]);
+    const single = pipelined(answer);
+    await oneCall(createRedisQuotaStore({ client: single.client }), 'a');
+    expect(single.log).toEqual({ alone: 1, batches: [] });
+
+    const cluster = pipelined(answer, { isCluster: true });
+    const store = createRedisQuotaStore({ client: cluster.client });
+    await Promise.all([oneCall(store, 'a'), oneCall(store, 'b'), oneCall(store, 'c')]);
+    expect(cluster.log).toEqual({ alone: 3, batches: [] });
+  });
 });
 
 describeRedis('redis quota store', () => {
@@ -243,6 +307,55 @@ describeRedis('redis quota store', () => {
       expect((await quota.consume('counted', '/openapi/v1/orders')).outcome).toBe('admitted');
     }
     expect(Object.fromEntries(calls)).toEqual({ evalsha: 5 });
+  });
+
+  it('sends the calls that arrive together in one write, each its own EVALSHA with its own answer, admitting exactly the limit', async () => {
+    const own = newRedis();
+    try {
+      await own.ping();
+      const store = createRedisQuotaStore({ client: own, prefix });
+      const now = Date.UTC(2026, 10, 21, 10, 0, 0);
+      const call = () => store.consume({ clientId: 'together', apiPath: '/x', cost: 1, buckets: buckets(now, 30), now });
+      await call(); // loads the script if this server has not seen it yet
+      const stream = (own as unknown as { stream: { write: (...args: unknown[]) => boolean } }).stream;
+      const write = stream.write;
+      let writes = 0;
+      stream.write = function counted(this: unknown, ...args: unknown[]) {
+        writes++;
+        return write.apply(this, args);
+      };
+      const results = await Promise.all(Array.from({ length: 50 }, call)).finally(() => {
+        stream.write = write;
+      });
+      expect(writes).toBe(1);
+      const admitted = results.filter((r) => r.admitted);
+      expect(admitted).toHaveLength(29);
+      // Each admitted call saw its own count, as if it had gone alone.
+      expect(admitted.map((r) => r.used[0]).sort((x, y) => x! - y!)).toEqual(Array.from({ length: 29 }, (_, i) => i + 2));
+      expect(results.filter((r) => !r.admitted).every((r) => r.used[0] === 30)).toBe(true);
+      expect(await own.get(store.keysFor('together', '/x', buckets(now, 30))[0]!)).toBe('30');
+    } finally {
+      own.disconnect();
+    }
+  });
+
+  it('repeats each call of a batch with EVAL when the server answers NOSCRIPT, e.g. after a restart', async () => {
+    const client: RedisLike = {
+      evalsha: (sha, numkeys, ...args) => redis.evalsha(sha, numkeys, ...args),
+      eval: (script, numkeys, ...args) => redis.eval(script, numkeys, ...args),
+      mget: (...keys) => redis.mget(...keys),
+      // A server that does not know the script: every EVALSHA of the pipeline names a script it never saw.
+      pipeline: () => {
+        const pipeline = redis.pipeline();
+        return { evalsha: (_sha, numkeys, ...args) => pipeline.evalsha('0'.repeat(40), numkeys, ...args), exec: () => pipeline.exec() };
+      },
+    };
+    const store = createRedisQuotaStore({ client, prefix });
+    const now = Date.UTC(2026, 10, 21, 10, 0, 0);
+    const call = () => store.consume({ clientId: 'noscript-batch', apiPath: '/x', cost: 1, buckets: buckets(now, 3), now });
+    const results = await Promise.all([call(), call(), call(), call()]);
+    expect(results.map((r) => r.admitted).sort()).toEqual([false, true, true, true]);
+    expect(await redis.get(store.keysFor('noscript-batch', '/x', buckets(now, 3))[0]!)).toBe('3');
   });
 
   it('falls back to EVAL once when the server does not know the script (NOSCRIPT)', async () => {

@@ -12,6 +12,7 @@ export {
   CONSUME_SCRIPT,
   CONSUME_SCRIPT_SHA,
   type RedisLike,
+  type RedisPipelineLike,
   type RedisQuotaStore,
   type RedisQuotaStoreOptions,
 } from './redis.js';

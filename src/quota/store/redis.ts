@@ -4,7 +4,8 @@
  * One Lua script per guarded call, sent with EVALSHA (the SHA is computed here; on NOSCRIPT,
  * e.g. after a restart or on a Cluster node that has not seen it yet, the call is repeated once
  * with EVAL, which also caches the script). Redis runs a script atomically, so "check every
- * period, then charge all or none" needs no lock and no retry.
+ * period, then charge all or none" needs no lock and no retry. Calls that arrive in the same
+ * turn of the event loop go to Redis in one write, each still its own EVALSHA (redis-script.ts).
  *
  * Keys: `{<prefix>:<clientId, URI-encoded>:<apiPath>}:<period>:<bucket start ms>`. Everything of
  * one call shares the hash tag in braces, hence one Cluster slot, as a script requires.
@@ -15,6 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import { PairCache } from '../../core/pair-cache.js';
+import { scriptRunner } from './redis-script.js';
 import { checkConsumeRequest, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaBucket, type QuotaStore } from './types.js';
 
 /**
@@ -25,6 +27,15 @@ export interface RedisLike {
   evalsha(sha1: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
   eval(script: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
   mget(...keys: string[]): Promise<(string | null)[]>;
+  /** ioredis's pipeline: when there, calls that arrive together share one write (see redis-script.ts). */
+  pipeline?(): RedisPipelineLike;
+  /** True on an ioredis Cluster, whose pipelines must stay in one slot: there every call goes alone. */
+  readonly isCluster?: boolean;
+}
+
+export interface RedisPipelineLike {
+  evalsha(sha1: string, numkeys: number, ...args: (string | number)[]): unknown;
+  exec(): Promise<[error: Error | null, result: unknown][] | null>;
 }
 
 export interface RedisQuotaStoreOptions {
@@ -83,10 +94,6 @@ return reply
 
 export const CONSUME_SCRIPT_SHA = createHash('sha1').update(CONSUME_SCRIPT).digest('hex');
 
-function isNoScript(error: unknown): boolean {
-  return error instanceof Error && /NOSCRIPT/.test(error.message);
-}
-
 /**
  * @example
  * import { Redis } from 'ioredis';
@@ -126,6 +133,8 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
     return keys;
   };
 
+  const run = scriptRunner(client, CONSUME_SCRIPT, CONSUME_SCRIPT_SHA);
+
   return {
     kind: 'redis',
     keysFor,
@@ -136,13 +145,7 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
       const args: (string | number)[] = keys.slice();
       args.push(cost);
       for (const bucket of buckets) args.push(bucket.limit, Math.max(1, Math.ceil(bucket.end - now)) + grace);
-      let reply: unknown;
-      try {
-        reply = await client.evalsha(CONSUME_SCRIPT_SHA, keys.length, ...args);
-      } catch (error) {
-        if (!isNoScript(error)) throw error;
-        reply = await client.eval(CONSUME_SCRIPT, keys.length, ...args);
-      }
+      const reply = await run(keys.length, args);
       if (!Array.isArray(reply) || reply.length !== keys.length + 1) throw new Error('redis quota store: unexpected reply from the consume script');
       const used: number[] = [];
       for (let i = 1; i < reply.length; i++) used.push(Number(reply[i]));

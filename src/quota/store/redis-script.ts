@@ -17,7 +17,7 @@
  * Sent alone: every call on a client without `pipeline`, and on an ioredis Cluster, whose
  * pipelines must keep all keys in one slot while different clients' counters live in different slots.
  */
-import type { RedisLike } from './redis.js';
+import type { RedisLike, RedisPipelineLike } from './redis.js';
 
 type Args = (string | number)[];
 
@@ -58,7 +58,7 @@ export function scriptRunner(client: RedisLike, script: string, sha: string): Sc
       alone(call.numkeys, call.args).then(call.resolve, call.reject);
       return;
     }
-    let sent: ReturnType<NonNullable<RedisLike['pipeline']>>;
+    let sent: RedisPipelineLike;
     try {
       sent = client.pipeline!();
       for (const call of batch) sent.evalsha(sha, call.numkeys, ...call.args);

@@ -33,12 +33,14 @@ interface Queued {
 const isNoScript = (error: unknown): boolean => error instanceof Error && error.message.includes('NOSCRIPT');
 
 export function scriptRunner(client: RedisLike, script: string, sha: string): ScriptRunner {
+  // EVAL also caches the script, so the calls after it go back to EVALSHA.
+  const withEval = (numkeys: number, args: Args): Promise<unknown> => client.eval(script, numkeys, ...args);
   const alone = async (numkeys: number, args: Args): Promise<unknown> => {
     try {
       return await client.evalsha(sha, numkeys, ...args);
     } catch (error) {
       if (!isNoScript(error)) throw error;
-      return client.eval(script, numkeys, ...args);
+      return withEval(numkeys, args);
     }
   };
   if (typeof client.pipeline !== 'function' || client.isCluster === true) return alone;
@@ -46,8 +48,8 @@ export function scriptRunner(client: RedisLike, script: string, sha: string): Sc
   let queue: Queued[] = [];
   const settle = (call: Queued, error: Error | null, reply: unknown): void => {
     if (!error) call.resolve(reply);
-    // After a restart every call of the batch finds the script gone; EVAL caches it again.
-    else if (isNoScript(error)) client.eval(script, call.numkeys, ...call.args).then(call.resolve, call.reject);
+    // After a restart every call of the batch finds the script gone.
+    else if (isNoScript(error)) withEval(call.numkeys, call.args).then(call.resolve, call.reject);
     else call.reject(error);
   };
   const flush = (): void => {

@@ -177,18 +177,44 @@ describe('memory quota store', () => {
 // Redis
 
 describe('redis quota store, with a recording client', () => {
-  it('keeps counting every client and path right after more than 10 000 of them (the remembered keys are bounded)', async () => {
-    const sent: string[][] = [];
+  type Batch = (size: number) => Promise<[Error | null, unknown][] | null>;
+  /**
+   * Admits every call sent alone and records its keys; with `batch`, also has a pipeline that
+   * answers each batch with `batch(size)` and records the batch sizes.
+   */
+  function recordingClient(batch?: Batch, extra: Partial<RedisLike> = {}) {
+    const log = { alone: [] as string[][], batches: [] as number[] };
     const client: RedisLike = {
       evalsha: async (_sha, numkeys, ...args) => {
-        sent.push(args.slice(0, numkeys).map(String));
+        log.alone.push(args.slice(0, numkeys).map(String));
         return [1, ...Array.from({ length: numkeys }, () => 1)];
       },
       eval: async () => {
         throw new Error('not used');
       },
       mget: async () => [],
+      ...(batch && {
+        pipeline: () => {
+          let size = 0;
+          return {
+            evalsha: () => size++,
+            exec: () => {
+              log.batches.push(size);
+              return batch(size);
+            },
+          };
+        },
+      }),
+      ...extra,
     };
+    /** How many calls went alone, and the size of each batch. */
+    const counts = () => ({ alone: log.alone.length, batches: log.batches });
+    return { client, log, counts };
+  }
+
+  it('keeps counting every client and path right after more than 10 000 of them (the remembered keys are bounded)', async () => {
+    const { client, log } = recordingClient();
+    const sent = log.alone;
     const store = createRedisQuotaStore({ client });
     const now = Date.UTC(2026, 10, 21, 10, 0, 0);
     const consume = (clientId: string, apiPath: string, at: number) => store.consume({ clientId, apiPath, cost: 1, buckets: buckets(at, 5), now: at });
@@ -204,34 +230,6 @@ describe('redis quota store, with a recording client', () => {
     expect(sent[1]).toEqual(store.keysFor('c0', '/a', buckets(now, 5)));
   });
 
-  /** A client whose pipeline answers each batch with `answer`; records what went alone and what went together. */
-  function pipelined(answer: (batch: number) => Promise<[Error | null, unknown][] | null>, extra: Partial<RedisLike> = {}) {
-    const log = { alone: 0, batches: [] as number[] };
-    const reply = (numkeys: number) => [1, ...Array.from({ length: numkeys }, () => 1)];
-    const client: RedisLike = {
-      evalsha: async (_sha, numkeys) => {
-        log.alone++;
-        return reply(numkeys);
-      },
-      eval: async () => {
-        throw new Error('not used');
-      },
-      mget: async () => [],
-      pipeline: () => {
-        let size = 0;
-        return {
-          evalsha: () => size++,
-          exec: () => {
-            log.batches.push(size);
-            return answer(size);
-          },
-        };
-      },
-      ...extra,
-    };
-    return { client, log };
-  }
-
   const oneCall = (store: ReturnType<typeof createRedisQuotaStore>, clientId: string) => {
     const now = Date.UTC(2026, 10, 21, 10, 0, 0);
     return store.consume({ clientId, apiPath: '/a', cost: 1, buckets: buckets(now, 5), now });
@@ -239,13 +237,13 @@ describe('redis quota store, with a recording client', () => {
 
   it('gives each call of a batch its own answer: one failed call fails alone, a failed batch fails every call', async () => {
     let failWhole = false;
-    const { client, log } = pipelined(async (size) => {
+    const { client, log, counts } = recordingClient(async (size) => {
       if (failWhole) throw new Error('Connection is closed.');
       return Array.from({ length: size }, (_, i): [Error | null, unknown] => (i === 1 ? [new Error('ERR something broke'), null] : [null, [1, i + 1]]));
     });
     const store = createRedisQuotaStore({ client });
     const settled = await Promise.allSettled([oneCall(store, 'a'), oneCall(store, 'b'), oneCall(store, 'c')]);
-    expect(log).toEqual({ alone: 0, batches: [3] });
+    expect(counts()).toEqual({ alone: 0, batches: [3] });
     expect(settled[0]).toEqual({ status: 'fulfilled', value: { admitted: true, used: [1] } });
     expect(settled[1]).toMatchObject({ status: 'rejected', reason: { message: 'ERR something broke' } });
     expect(settled[2]).toEqual({ status: 'fulfilled', value: { admitted: true, used: [3] } });
@@ -258,14 +256,14 @@ describe('redis quota store, with a recording client', () => {
 
   it('sends a call that arrives alone as a plain EVALSHA, and never batches on a Cluster (one slot per pipeline)', async () => {
     const answer = async (size: number) => Array.from({ length: size }, (): [Error | null, unknown] => [null, [1, 1]]);
-    const single = pipelined(answer);
+    const single = recordingClient(answer);
     await oneCall(createRedisQuotaStore({ client: single.client }), 'a');
-    expect(single.log).toEqual({ alone: 1, batches: [] });
+    expect(single.counts()).toEqual({ alone: 1, batches: [] });
 
-    const cluster = pipelined(answer, { isCluster: true });
+    const cluster = recordingClient(answer, { isCluster: true });
     const store = createRedisQuotaStore({ client: cluster.client });
     await Promise.all([oneCall(store, 'a'), oneCall(store, 'b'), oneCall(store, 'c')]);
-    expect(cluster.log).toEqual({ alone: 3, batches: [] });
+    expect(cluster.counts()).toEqual({ alone: 3, batches: [] });
   });
 });
 

@@ -5,6 +5,7 @@ import { createPlatform, type Platform } from '../src/platform.js';
 import type { CourierPlatformOptions } from '../src/options.js';
 import type { QuotaIdentity } from '../src/quota/index.js';
 import { requireGuard } from './guard.js';
+import { setPlatformAuth } from './platform-auth.js';
 import { fromNodeRequest, guardRequestOf, pathOf, writeNodeResponse } from './node.js';
 
 type NextFunction = (error?: unknown) => void;
@@ -25,7 +26,7 @@ export interface NodeMiddleware extends Middleware {
 function follow(verdict: GuardVerdict, req: Request, res: ServerResponse, next: NextFunction): void {
   if (!verdict.pass) return writeNodeResponse(res, verdict.response);
   for (const name in verdict.headers) res.setHeader(name, verdict.headers[name] as string);
-  req.platformAuth = verdict.identity;
+  setPlatformAuth(req, res, verdict.identity);
   next();
 }
 

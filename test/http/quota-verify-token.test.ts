@@ -4,7 +4,7 @@
  * on the three adapters: 401 for what it refuses, the identity handed to the host's handler,
  * the quota counted per application, and a failing check reaching the host's own error handling.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { IncomingMessage, type ServerResponse } from 'node:http';
 import connect from 'connect';
 import express from 'express';
 import express4 from 'express4';
@@ -204,10 +204,12 @@ describe.each(['express', 'connect'] as const)('req.platformAuth on %s, outside 
     servers.push(server);
     expect((await request(server.url).get('/open')).body).toEqual({ own: false, platformAuth: null });
     const kept = await request(server.url).get('/open').set('x-host-identity', 'host-app');
-    expect(kept.body).toEqual({ own: true, platformAuth: { clientId: 'host-app', scope: [] } });
+    expect(kept.body.platformAuth).toEqual({ clientId: 'host-app', scope: [] });
   });
 });
 
+// On Express the identity reaches `req.platformAuth` through an accessor on Express's request
+// prototype (adapters/platform-auth.ts): these are the ways a host could tell it from a property.
 describe('req.platformAuth on express, through the guard', () => {
   const shop = IDENTITIES['token-of-shop'];
 
@@ -223,17 +225,34 @@ describe('req.platformAuth on express, through the guard', () => {
     });
     app.use(platform);
     app.get(PING, platform.quota(), (req, res) => {
-      res.json({ platformAuth: req.platformAuth });
+      // A template sees res.locals' string keys: the identity is not one of them.
+      res.json({ platformAuth: req.platformAuth, locals: Object.keys(res.locals) });
     });
     const server = await serve(app);
     servers.push(server);
     const plain = await request(server.url).get(PING).set('authorization', 'Bearer token-of-shop');
-    expect(plain.body).toEqual({ platformAuth: shop });
+    expect(plain.body).toEqual({ platformAuth: shop, locals: [] });
     const overridden = await request(server.url).get(PING).set('authorization', 'Bearer token-of-shop').set('x-host-identity', 'host-app');
-    expect(overridden.body).toEqual({ platformAuth: shop });
+    expect(overridden.body).toEqual({ platformAuth: shop, locals: [] });
   });
 
-  it('stays with the request after a sub-app guarded it, in the parent app\'s later handlers', async () => {
+  it('replaces an own platformAuth property a host defined on the request before the guard', async () => {
+    const app = express();
+    const platform = expressPlatform(platformOptions(check));
+    app.use((req, _res, next) => {
+      Object.defineProperty(req, 'platformAuth', { value: { clientId: 'host-app', scope: [] }, writable: true, enumerable: true, configurable: true });
+      next();
+    });
+    app.use(platform);
+    app.get(PING, platform.quota(), (req, res) => {
+      res.json({ platformAuth: req.platformAuth, own: Object.hasOwn(req, 'platformAuth') });
+    });
+    const server = await serve(app);
+    servers.push(server);
+    expect((await request(server.url).get(PING).set('authorization', 'Bearer token-of-shop')).body).toEqual({ platformAuth: shop, own: true });
+  });
+
+  it('stays with the request after a sub-app guarded it, in the parent app\'s later handlers, and in a second app', async () => {
     const platform = expressPlatform(platformOptions(check));
     const sub = express();
     sub.get(PING, platform.quota(), (_req, _res, next) => next());
@@ -243,9 +262,18 @@ describe('req.platformAuth on express, through the guard', () => {
     app.get(PING, (req, res) => {
       res.json({ platformAuth: req.platformAuth ?? null });
     });
+    const other = express();
+    other.get('/other', (req, res) => {
+      res.json({ platformAuth: req.platformAuth ?? null, own: Object.hasOwn(req, 'platformAuth') });
+    });
     const server = await serve(app);
-    servers.push(server);
+    const otherServer = await serve(other);
+    servers.push(server, otherServer);
     expect((await request(server.url).get(PING).set('authorization', 'Bearer token-of-shop')).body).toEqual({ platformAuth: shop });
+    // One request's identity never shows on another's, in this app or another one.
     expect((await request(server.url).get(PING).set('authorization', 'Bearer token-of-crm')).body).toEqual({ platformAuth: IDENTITIES['token-of-crm'] });
+    expect((await request(otherServer.url).get('/other')).body).toEqual({ platformAuth: null, own: false });
+    // Node's own request prototype, which every Connect and plain http request shares, is never touched.
+    expect(Object.getOwnPropertyDescriptor(IncomingMessage.prototype, 'platformAuth')).toBeUndefined();
   });
 });

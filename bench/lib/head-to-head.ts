@@ -89,8 +89,8 @@ export async function headToHead(a: Contender, b: Contender, options: HeadToHead
   const ratios: number[] = [];
   let errors = 0;
   try {
-    // Under the same pinning, not counted: a server that has not been loaded yet (the A/A twin)
-    // runs cold code for its first seconds.
+    // Under the same pinning, not counted: a server that has not been loaded yet runs cold code
+    // for its first seconds.
     await Promise.all([loadTest(a.target, connections, WARMUP_S), loadTest(b.target, connections, WARMUP_S)]);
     const run = (target: Target) => loadTest(target, connections, options.durationS);
     for (let round = 0; round < options.rounds; round++) {

@@ -3,11 +3,11 @@
  * Redis, PostgreSQL counters; three calendar periods), and the usual rate limiters in front of
  * the same route (express-rate-limit with one window, rate-limiter-flexible with three).
  */
-import { headToHead, type Contender, type HeadToHead } from '../lib/head-to-head.js';
+import { headToHead, type Contender, type HeadToHead, type HeadToHeadOptions } from '../lib/head-to-head.js';
 import { authorizeGrant } from '../lib/oauth.js';
 import { isPingBody, PING_PATH } from '../lib/ping.js';
 import { fixed, pairedRatio, summaryOf, table } from '../lib/report.js';
-import type { ProbeResult, Scenario, Target } from '../lib/scenario.js';
+import type { ProbeResult, Scenario } from '../lib/scenario.js';
 import { measureRoundTrips, type RoundTrips, type StoreKind } from '../lib/round-trips.js';
 import { withServerRun } from '../lib/server-run.js';
 import { startServer } from '../lib/servers.js';
@@ -63,28 +63,32 @@ export const quotaScenario: Scenario = {
         BENCH_DATABASE_URL: DATABASE_URL,
         BENCH_PG_SCHEMA: schema,
       };
-      const started = await Promise.all(
-        SPECS.map((spec) =>
-          spec.guard
-            ? startServer(spec.id, 'quota-guard.ts', { ...env, BENCH_QUOTA_STORE: spec.guard, BENCH_REDIS_NAME: redisName(spec) })
-            : startServer(spec.id, 'quota-peer.ts', { ...env, BENCH_PEER: spec.peer!, BENCH_REDIS_NAME: redisName(spec) }),
-        ),
-      );
-      servers.push(...started);
-      // Not a target: bare Express's twin, the A/A control of the head-to-head cross-check.
-      const twin = await startServer('bare-twin', 'quota-peer.ts', { ...env, BENCH_PEER: 'bare', BENCH_REDIS_NAME: `${token}_bare-twin` });
-      servers.push(twin);
-
-      const targets = await Promise.all(
-        SPECS.map(async (spec, i): Promise<Target> => {
-          const server = started[i]!;
-          const headers: Record<string, string> = {};
-          if (spec.guard) headers.authorization = `Bearer ${(await authorizeGrant(server.url, 'quota-app', 'openid')).access_token}`;
-          // The floor gets a Bearer header of the same shape, so its requests are as long as the guard's.
-          if (spec.peer === 'floor') headers.authorization = `Bearer ${'x'.repeat(16)}.${'y'.repeat(43)}`;
-          return { id: spec.id, label: spec.label, url: `${server.url}${PING_PATH}`, method: 'GET', headers, verify: isPingBody };
-        }),
-      );
+      /** Starts `spec`'s server as `name` and makes its target (a guard's token comes from that server's own OAuth flow). */
+      const launch = async (spec: Spec, name: string): Promise<Contender> => {
+        const redis = { BENCH_REDIS_NAME: `${token}_${name}` };
+        const server = await (spec.guard
+          ? startServer(name, 'quota-guard.ts', { ...env, ...redis, BENCH_QUOTA_STORE: spec.guard })
+          : startServer(name, 'quota-peer.ts', { ...env, ...redis, BENCH_PEER: spec.peer! }));
+        servers.push(server);
+        const headers: Record<string, string> = {};
+        if (spec.guard) headers.authorization = `Bearer ${(await authorizeGrant(server.url, 'quota-app', 'openid')).access_token}`;
+        // The floor gets a Bearer header of the same shape, so its requests are as long as the guard's.
+        if (spec.peer === 'floor') headers.authorization = `Bearer ${'x'.repeat(16)}.${'y'.repeat(43)}`;
+        return { server, target: { id: spec.id, label: spec.label, url: `${server.url}${PING_PATH}`, method: 'GET', headers, verify: isPingBody } };
+      };
+      const started = await Promise.all(SPECS.map((spec) => launch(spec, spec.id)));
+      const targets = started.map((contender) => contender.target);
+      const specOf = (id: string) => SPECS.find((spec) => spec.id === id)!;
+      // Each pair runs on two servers started for it: an A/A control of a fresh twin against a
+      // bare Express that had been through every round read 1.03-1.07.
+      const freshPair = async (a: string, b: string, h2h: HeadToHeadOptions): Promise<HeadToHead> => {
+        const pair = await Promise.all([launch(specOf(a), `${a}-h2h-a`), launch(specOf(b), `${b}-h2h-b`)]);
+        try {
+          return await headToHead(pair[0], pair[1], h2h);
+        } finally {
+          await Promise.all(pair.map((contender) => contender.server.stop()));
+        }
+      };
 
       return {
         targets,
@@ -93,20 +97,15 @@ export const quotaScenario: Scenario = {
           const counted = new Map<string, RoundTrips>();
           for (const [i, spec] of SPECS.entries()) {
             if (spec.store !== 'redis' && spec.store !== 'postgres') continue;
-            const probe = { store: spec.store, target: targets[i]!, serverUrl: started[i]!.url, redisName: redisName(spec), admin: stores.redis, ...PROBE };
+            const probe = { store: spec.store, target: targets[i]!, serverUrl: started[i]!.server.url, redisName: redisName(spec), admin: stores.redis, ...PROBE };
             counted.set(spec.id, await measureRoundTrips(probe));
           }
-          const contender = (id: string): Contender => {
-            const i = SPECS.findIndex((spec) => spec.id === id);
-            return { target: targets[i]!, server: started[i]! };
-          };
-          const bare = contender('bare');
           const h2h = { rounds: options.rounds, durationS: options.duration, connections: options.connections };
-          const control = await headToHead(bare, { target: { ...bare.target, id: 'bare-twin', url: `${twin.url}${PING_PATH}` }, server: twin }, h2h);
-          const memory = await headToHead(bare, contender('guard-memory'), h2h);
-          const versus = await headToHead(contender('erl-redis'), contender('guard-redis'), h2h);
+          const control = await freshPair('bare', 'bare', h2h);
+          const memory = await freshPair('bare', 'guard-memory', h2h);
+          const versus = await freshPair('erl-redis', 'guard-redis', h2h);
           const pairs: [string, HeadToHead][] = [
-            ['A/A control: bare Express twin ÷ bare Express', control],
+            ['A/A control: bare Express ÷ bare Express', control],
             ['guard (memory) ÷ bare Express', memory],
             ['guard (Redis, 3 periods) ÷ express-rate-limit + rate-limit-redis (1 window)', versus],
           ];
@@ -149,7 +148,7 @@ export const quotaScenario: Scenario = {
             notes: [
               `Floor (no target): the floor keeps ${fixed(pairedRatio(summary, 'floor', 'bare'), 2)} of bare Express, and the memory guard ${fixed(pairedRatio(summary, 'guard-memory', 'floor'), 2)} of the floor (paired; the guard and the floor are neighbours, the floor and bare Express are not). What the guard costs beyond the floor is its own logic: token lookup, three periods, the header values.`,
               `Round trips (after the rounds, nothing else of the bench running; ${PROBE.requests} calls on ${PROBE.connections} connections per Redis or PostgreSQL target): Redis, the commands the server received on the target's connection (MONITOR, by client address), then the server's \`INFO commandstats\` delta per call, which also counts the commands Lua scripts run (in Lua) and must equal the first figure once those and other clients' commands are taken out. PostgreSQL: statements the target's pool sent, BEGIN and COMMIT included (a counter around each pooled connection's \`query\`).`,
-              `Head-to-head (after the rounds): the two servers of a pair are loaded at the same time, ${Math.floor(options.connections / 2)} connections each, ${options.rounds} runs of ${options.duration} s after 3 s of warm-up, either server's load started first in turn, ${control.pinned ? 'both pinned to the last CPU while the runner (autocannon) runs on the others' : '**unpinned** (no taskset, or one CPU)'}; Redis and PostgreSQL are left alone. Both see the same machine at the same moment, so the ratio of their req/s is the inverse ratio of their CPU cost per request, free of most of the drift that makes sequential rounds on this kind of VM swing by ±30 %. A cross-check of the checks above, which pair sequential rounds; the A/A control (two identical bare Express servers) shows the method's own bias.`,
+              `Head-to-head (after the rounds): each pair runs on two servers started for it, loaded at the same time, ${Math.floor(options.connections / 2)} connections each, ${options.rounds} runs of ${options.duration} s after 3 s of warm-up, either server's load started first in turn, ${control.pinned ? 'both pinned to the last CPU while the runner (autocannon) runs on the others' : '**unpinned** (no taskset, or one CPU)'}; Redis and PostgreSQL are left alone. Both see the same machine at the same moment, so the ratio of their req/s is the inverse ratio of their CPU cost per request, free of most of the drift that makes sequential rounds on this kind of VM swing by ±30 %. A cross-check of the checks above, which pair sequential rounds; the A/A control (two bare Express servers) shows the method's own bias.`,
               ...(biased ? [`⚠ The A/A control is ${fixed(control.median, 3)}, more than 3 % from 1: the head-to-head figures of this run are off by about as much.`] : []),
               ...(h2hErrors > 0 ? [`⚠ ${h2hErrors} requests of the head-to-head runs failed.`] : []),
               ...warnings,

@@ -54,7 +54,8 @@ export const quotaScenario: Scenario = {
 
   setup(options) {
     return withServerRun('quota', async ({ token, schema, stores, key, servers, teardown }) => {
-      const redisName = (spec: Spec) => `${token}_${spec.id}`;
+      /** The client name of a server's Redis connection: MONITOR attributes commands by it. */
+      const redisName = (server: string) => `${token}_${server}`;
       const env = {
         BENCH_QUOTA_LIMIT: String(LIMIT),
         BENCH_SIGNING_KEY: key,
@@ -65,7 +66,7 @@ export const quotaScenario: Scenario = {
       };
       /** Starts `spec`'s server as `name` and makes its target (a guard's token comes from that server's own OAuth flow). */
       const launch = async (spec: Spec, name: string): Promise<Contender> => {
-        const redis = { BENCH_REDIS_NAME: `${token}_${name}` };
+        const redis = { BENCH_REDIS_NAME: redisName(name) };
         const server = await (spec.guard
           ? startServer(name, 'quota-guard.ts', { ...env, ...redis, BENCH_QUOTA_STORE: spec.guard })
           : startServer(name, 'quota-peer.ts', { ...env, ...redis, BENCH_PEER: spec.peer! }));
@@ -97,7 +98,7 @@ export const quotaScenario: Scenario = {
           const counted = new Map<string, RoundTrips>();
           for (const [i, spec] of SPECS.entries()) {
             if (spec.store !== 'redis' && spec.store !== 'postgres') continue;
-            const probe = { store: spec.store, target: targets[i]!, serverUrl: started[i]!.server.url, redisName: redisName(spec), admin: stores.redis, ...PROBE };
+            const probe = { store: spec.store, target: targets[i]!, serverUrl: started[i]!.server.url, redisName: redisName(spec.id), admin: stores.redis, ...PROBE };
             counted.set(spec.id, await measureRoundTrips(probe));
           }
           const h2h = { rounds: options.rounds, durationS: options.duration, connections: options.connections };

@@ -93,7 +93,17 @@ describe('documentation snippets', () => {
       expect(status).toBe(200);
       expect(body).toMatchObject({ code: 0, message: 'ok' });
       expect((body as { data: unknown[] }).data.length).toBeGreaterThan(0);
-    }, 60_000);
+    }, 90_000);
+  });
+});
+
+describe('docs/signing.md', () => {
+  it('shows the test vectors exactly as test/fixtures/signing-vectors.json holds them', () => {
+    const page = readFileSync(join(ROOT, 'docs/signing.md'), 'utf8');
+    const vectors = JSON.parse(readFileSync(join(ROOT, 'test/fixtures/signing-vectors.json'), 'utf8')) as Record<string, string>[];
+    for (const vector of vectors) {
+      for (const key of ['canonical', 'md5', 'hmac-sha256']) expect(page, `${vector.name}: ${key}`).toContain(vector[key]);
+    }
   });
 });
 
@@ -101,7 +111,7 @@ describe('documentation snippets', () => {
  * Runs `script` with tsx on a free port (the quick starts read PORT), requests `path` once the
  * server answers, and stops the process whatever happens.
  */
-async function runAndRequest(script: string, path: string, timeoutMs = 40_000): Promise<{ status: number; body: unknown }> {
+async function runAndRequest(script: string, path: string, timeoutMs = 60_000): Promise<{ status: number; body: unknown }> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
     cwd: ROOT,

@@ -29,7 +29,7 @@ const RETRY_BASE_DELAY_MS = 50;
 /** An upstream envelope is small; a larger answer is a fault, not something to buffer. */
 const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 
-/** Maps an upstream HTTP answer to its envelope, or to the 502 the contract asks for. */
+/** Maps an upstream HTTP answer to its envelope, or throws the 502 of an answer that is not one. */
 export function envelopeOf(status: number, text: string): UpstreamEnvelope {
   if (status >= 500) throw new UpstreamError(`The courier platform answered HTTP ${status}`);
   let parsed: unknown;

@@ -55,9 +55,9 @@ class TransientUpstreamError extends UpstreamError {}
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * The default transport: undici over a keep-alive connection pool. (axios was the first choice;
- * measured on the billing_fee call it cost 0.4 ms per call and half the throughput, more than the
- * whole budget of the proxy. Any client can still be plugged in through `courier.transport`.)
+ * The default transport: undici over a keep-alive connection pool. (axios, measured on the
+ * billing_fee call, cost 0.4 ms per call and half the throughput, more than the whole budget of
+ * the proxy. Any client can still be plugged in through `courier.transport`.)
  */
 export function createHttpTransport(options: HttpTransportOptions): CourierTransport {
   const dispatcher = new Agent({ keepAliveTimeout: 10_000, maxResponseSize: MAX_RESPONSE_BYTES });

@@ -1,7 +1,7 @@
 import { jsonResponse, type PlatformResponse } from './http.js';
 import type { PlatformError } from './errors.js';
 
-/** The body every courier and OpenAPI response carries (SPEC 2.1). */
+/** The body every courier and OpenAPI response carries: `code` 0 on success, 1 on any failure. */
 export interface Envelope<T = unknown> {
   code: 0 | 1;
   message: string;

@@ -27,7 +27,7 @@ const WRITE_OPERATIONS = new Set<CourierOperationName>([
   'create_pre_order',
 ]);
 
-/** The 13 operations of SPEC 4.2 as rows of one table. */
+/** The 13 operations (docs/courier.md) as rows of one table. */
 export const courierCatalog: readonly CourierOperation[] = COURIER_OPERATION_NAMES.map((name) => ({
   name,
   method: GET_OPERATIONS.has(name) ? 'GET' : 'POST',

@@ -1,5 +1,5 @@
 /**
- * The 13 upstream operations (SPEC 4.2). The upstream `api` name, the proxy path segment and the
+ * The 13 upstream operations. The upstream `api` name, the proxy path segment and the
  * schema key are the same string, so one list drives routing, validation and forwarding.
  */
 export const COURIER_OPERATION_NAMES = [

@@ -29,7 +29,7 @@ const RETRY_BASE_DELAY_MS = 50;
 /** An upstream envelope is small; a larger answer is a fault, not something to buffer. */
 const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 
-/** Maps an upstream HTTP answer to its envelope, or to the 502 the contract asks for. */
+/** Maps an upstream HTTP answer to its envelope, or throws the 502 of an answer that is not one. */
 export function envelopeOf(status: number, text: string): UpstreamEnvelope {
   if (status >= 500) throw new UpstreamError(`The courier platform answered HTTP ${status}`);
   let parsed: unknown;
@@ -55,9 +55,9 @@ class TransientUpstreamError extends UpstreamError {}
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * The default transport: undici over a keep-alive connection pool. (axios was the first choice;
- * measured on the billing_fee call it cost 0.4 ms per call and half the throughput, more than the
- * whole budget of the proxy. Any client can still be plugged in through `courier.transport`.)
+ * The default transport: undici over a keep-alive connection pool. (axios, measured on the
+ * billing_fee call, cost 0.4 ms per call and half the throughput, more than the whole budget of
+ * the proxy. Any client can still be plugged in through `courier.transport`.)
  */
 export function createHttpTransport(options: HttpTransportOptions): CourierTransport {
   const dispatcher = new Agent({ keepAliveTimeout: 10_000, maxResponseSize: MAX_RESPONSE_BYTES });

@@ -79,7 +79,7 @@ export function quotaHeaders(decision: QuotaDecision): Record<string, string> {
   return headers;
 }
 
-/** `data` of the 429 body (CONTRACT 5). */
+/** `data` of the 429 body. */
 export interface QuotaExceededData {
   api_path: string;
   period: QuotaPeriod;

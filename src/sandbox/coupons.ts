@@ -1,5 +1,5 @@
 /**
- * The sandbox's coupons (SPEC 2.6). Their validity windows are derived from the clock (whole UTC
+ * The sandbox's coupons. Their validity windows are derived from the clock (whole UTC
  * days around "today"), so they are always valid now; the list is cached per UTC day.
  */
 import { utcDayNumber } from './params.js';

@@ -1,29 +1,29 @@
 /**
- * The sandbox's fixed dictionaries (SPEC 2.3, 2.4): buildings and floors, express types and
+ * The sandbox's fixed dictionaries: buildings and floors, express types and
  * express tags. They never change, so they are deep-frozen once and served as they are.
  */
 
-/** A floor of a building (SPEC 2.3). */
+/** A floor of a building. */
 import { deepFreeze } from '../core/deep-freeze.js';
 export interface Floor {
   readonly floorId: number;
   readonly floorName: string;
 }
 
-/** A building with its floors (SPEC 2.3); `get_address` answers an array of these. */
+/** A building with its floors; `get_address` answers an array of these. */
 export interface Mansion {
   readonly mansionId: number;
   readonly mansionName: string;
   readonly floors: readonly Floor[];
 }
 
-/** An express type (SPEC 2.4); `get_express_type` answers an array of these. */
+/** An express type; `get_express_type` answers an array of these. */
 export interface ExpressType {
   readonly expressTypeId: number;
   readonly expressTypeName: string;
 }
 
-/** An express tag (SPEC 2.4); ids are bit flags, combined by bitwise OR in `expressTagIds`. */
+/** An express tag; ids are bit flags, combined by bitwise OR in `expressTagIds`. */
 export interface ExpressTag {
   readonly expressTagId: number;
   readonly expressTagName: string;

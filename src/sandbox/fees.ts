@@ -1,5 +1,5 @@
 /**
- * The sandbox tariff and its deterministic fee estimate (SPEC 2.7). Everything is computed in
+ * The sandbox tariff and its deterministic fee estimate. Everything is computed in
  * integer cents and returned in currency units rounded to cents.
  *
  * - Freight by express type: first kg + each further started kg, counted up to 20 kg.
@@ -20,7 +20,7 @@ export interface Surcharge {
   readonly amount: number;
 }
 
-/** `billing_fee` data (SPEC 2.7). */
+/** `billing_fee` data. */
 export interface FeeEstimate {
   serviceCharge: number;
   payAmount: number;

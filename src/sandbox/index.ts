@@ -1,6 +1,6 @@
 /**
  * `courier-platform/sandbox`: an in-memory upstream courier platform that checks signatures
- * like the real one and answers the 13 operations with data of the seed's shapes.
+ * like the real one and answers the 13 operations with data of the shapes docs/courier.md describes.
  *
  * @example
  * import { startSandbox } from 'courier-platform/sandbox';

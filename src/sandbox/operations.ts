@@ -45,7 +45,7 @@ export type Operation = (params: Params, context: OperationContext) => unknown;
 /** companyId of every order the sandbox creates. */
 export const SANDBOX_COMPANY_ID = 10001;
 
-/** `create_order` data (SPEC 2.8). printImgUrl is '' unless returnPrintImg was 1. */
+/** `create_order` data. printImgUrl is '' unless returnPrintImg was 1. */
 export interface CreatedOrder {
   orderId: string;
   companyId: number;
@@ -64,7 +64,7 @@ export interface CancelledOrder {
 }
 
 /**
- * `query_account_details` data (SPEC 2.10). The sandbox does not paginate: `total` is the number
+ * `query_account_details` data. The sandbox does not paginate: `total` is the number
  * of rows matching the filters and `records` is `rows.length`, so the two are always equal.
  */
 export interface AccountDetails {
@@ -154,7 +154,7 @@ interface PricedParams extends PricedFee {
 
 /**
  * The checks shared by billing_fee and the order creators, then the fee. `strict` (orders)
- * requires the enumerations and addresses the seed requires for create_order.
+ * requires the enumerations and addresses that create_order requires (docs/courier.md).
  */
 function priceFromParams(params: Params, context: OperationContext, strict: boolean): PricedParams {
   const orderTypeId = strict ? requiredEnum(params, 'orderTypeId', [1, 2]) : optionalEnum(params, 'orderTypeId', [1, 2]);

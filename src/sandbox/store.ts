@@ -5,7 +5,7 @@
 import { SandboxCode, SandboxError, show } from './codes.js';
 import { toAmount } from './fees.js';
 
-/** `query_order_logs` item (SPEC 2.9). opTime is ISO 8601 UTC; opImg is '' when there is none. */
+/** `query_order_logs` item. opTime is ISO 8601 UTC; opImg is '' when there is none. */
 export interface OrderLog {
   readonly opId: number;
   readonly opTypeName: string;
@@ -16,7 +16,7 @@ export interface OrderLog {
   readonly opMobilePhone: string;
 }
 
-/** A `query_account_details` row (SPEC 2.10). Amounts in currency units, opTime ISO 8601 UTC. */
+/** A `query_account_details` row. Amounts in currency units, opTime ISO 8601 UTC. */
 export interface BillRow {
   readonly orderId: string;
   readonly feeTypeName: string;
@@ -26,7 +26,7 @@ export interface BillRow {
   readonly opTime: string;
 }
 
-/** `get_balance` data (SPEC 2.5); also the shape of `SandboxOptions.initialBalance`. */
+/** `get_balance` data; also the shape of `SandboxOptions.initialBalance`. */
 export interface SandboxBalance {
   /** 0 = credit not enabled, 1 = enabled. */
   isCredit: 0 | 1;
@@ -41,7 +41,7 @@ export interface SandboxBalance {
   proxyBalance: number;
 }
 
-/** Pre-order status (SPEC 3.1): 0 cancelled, 1 pending confirmation, 2 ordered. */
+/** Pre-order status: 0 cancelled, 1 pending confirmation, 2 ordered. */
 export type PreOrderStatusId = 0 | 1 | 2;
 
 /** Where the money for an order comes from: the credit line, the freight balance, or outside. */

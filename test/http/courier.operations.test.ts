@@ -1,6 +1,6 @@
 /**
  * The courier proxy over HTTP, on every adapter: the 13 operations against the sandbox upstream,
- * and where the upstream credentials come from (CONTRACT 4, SPEC 4.2 and 5.3).
+ * and where the upstream credentials come from (docs/courier.md).
  */
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,7 +66,7 @@ describe.each(ADAPTERS)('courier proxy on $name', (adapter) => {
   }
 
   describe('the 13 operations', () => {
-    it('get_address answers buildings with their floors (SPEC 2.3)', async () => {
+    it('get_address answers buildings with their floors', async () => {
       const data = okData<Row[]>(await get('get_address'));
       expect(data.length).toBeGreaterThan(0);
       for (const mansion of data) {
@@ -77,19 +77,19 @@ describe.each(ADAPTERS)('courier proxy on $name', (adapter) => {
       }
     });
 
-    it('get_express_type answers express types (SPEC 2.4)', async () => {
+    it('get_express_type answers express types', async () => {
       const data = okData<Row[]>(await get('get_express_type'));
       expect(data.length).toBeGreaterThan(0);
       for (const type of data) expect(type).toMatchObject({ expressTypeId: expect.any(Number), expressTypeName: expect.any(String) });
     });
 
-    it('get_express_tags answers express tags (SPEC 2.4)', async () => {
+    it('get_express_tags answers express tags', async () => {
       const data = okData<Row[]>(await get('get_express_tags'));
       expect(data.length).toBeGreaterThan(0);
       for (const tag of data) expect(tag).toMatchObject({ expressTagId: expect.any(Number), expressTagName: expect.any(String) });
     });
 
-    it('get_balance answers the balance (SPEC 2.5)', async () => {
+    it('get_balance answers the balance', async () => {
       const data = okData(await get('get_balance'));
       expect(data).toMatchObject({
         isCredit: expect.any(Number),
@@ -102,7 +102,7 @@ describe.each(ADAPTERS)('courier proxy on $name', (adapter) => {
       expect([0, 1]).toContain(data.isCredit);
     });
 
-    it('get_coupon answers coupons (SPEC 2.6)', async () => {
+    it('get_coupon answers coupons', async () => {
       const data = okData<Row[]>(await get('get_coupon'));
       expect(data.length).toBeGreaterThan(0);
       for (const coupon of data) {
@@ -110,7 +110,7 @@ describe.each(ADAPTERS)('courier proxy on $name', (adapter) => {
       }
     });
 
-    it('billing_fee estimates with ids taken from get_address and get_express_type (SPEC 2.7)', async () => {
+    it('billing_fee estimates with ids taken from get_address and get_express_type', async () => {
       const types = okData<{ expressTypeId: number }[]>(await get('get_express_type'));
       const { customerMansionId, customerFloorId, myMansionId, myFloorId } = await addresses();
       const data = okData(
@@ -209,7 +209,7 @@ describe.each(ADAPTERS)('courier proxy on $name', (adapter) => {
     });
   });
 
-  describe('credentials (SPEC 5.3)', () => {
+  describe('credentials (docs/courier.md)', () => {
     it('uses the configured credentials when no Basic Auth is sent', async () => {
       const orderId = await createOrder();
       // The order belongs to sandbox-app: visible with its credentials, not with other-app's.

@@ -1,7 +1,7 @@
 /**
  * What the proxy does with a request before (or instead of) calling the upstream, on every
  * adapter: validation, forbidden fields, body handling, routing, fall-through to the host, host
- * body parsers, and the option check at construction (CONTRACT 1, 2 and 4).
+ * body parsers, and the option check at construction (docs/courier.md).
  */
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -105,7 +105,7 @@ const INVALID: Invalid[] = [
   { what: 'orderId as a number', op: 'cancel_order', body: { orderId: 12345 }, field: 'orderId', rule: 'type' },
   { what: 'preorderId as a boolean', op: 'query_pre_order_status', body: { preorderId: true }, field: 'preorderId', rule: 'type' },
 
-  // enumerations (SPEC 2.14)
+  // enumerations (docs/courier.md)
   { what: 'orderTypeId 3', op: 'create_order', body: { ...order, orderTypeId: 3 }, field: 'orderTypeId', rule: 'enum' },
   { what: "orderTypeId '2' (a string)", op: 'create_order', body: { ...order, orderTypeId: '2' }, field: 'orderTypeId', rule: 'enum' },
   { what: 'sendTypeId 23', op: 'create_order', body: { ...order, sendTypeId: 23 }, field: 'sendTypeId', rule: 'enum' },
@@ -334,7 +334,7 @@ describe.each(ADAPTERS)('courier proxy on $name', (adapter) => {
     });
 
     it('a form-encoded body is refused the same way with or without a host parser (415)', async () => {
-      // SPEC 4.2: POST operations take a JSON body. A host parser that also decodes forms (Koa's
+      // POST operations take a JSON body (docs/courier.md). A host parser that also decodes forms (Koa's
       // bodyParser() does by default) must not turn the same request into an upstream call.
       for (const target of [app, parsed]) {
         const res = await request(target.server).post('/courier/cancel_order').type('form').send('orderId=SO1');

@@ -1,5 +1,5 @@
 /**
- * Upstream failures as the caller sees them, on every adapter (CONTRACT 2): a business error is
+ * Upstream failures as the caller sees them, on every adapter (docs/courier.md): a business error is
  * HTTP 200 / code 1, a broken upstream 502, a silent one 504; reads are retried, writes are not.
  */
 import request from 'supertest';

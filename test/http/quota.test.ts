@@ -1,5 +1,5 @@
 /**
- * CONTRACT 2 and 5, SPEC 2.13 and 8 through the public HTTP surface: a host app on Express, Koa
+ * docs/quota.md through the public HTTP surface: a host app on Express, Koa
  * and Connect guards its own OpenAPI routes with `platform.quota()`; applications call them with
  * access tokens obtained through /oauth/authorize, /oauth/consent and /oauth/token. Time is the
  * injected clock, 2031-05-12T08:30:15Z unless a test moves it, so every header value is exact.
@@ -58,7 +58,7 @@ const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const DEFAULTS: QuotaOptions = { defaults: { minute: 3 } };
 const ALICE_AUTH = { clientId: CONFIDENTIAL.id, sub: 'user-alice', scope: ['openid', 'profile'] };
 
-/** CONTRACT 2: 401, code 1, `WWW-Authenticate: Bearer ... error="invalid_token"`. */
+/** 401, code 1, `WWW-Authenticate: Bearer ... error="invalid_token"` (docs/quota.md). */
 function expectInvalidToken(res: Response): void {
   expect(res.status, res.text).toBe(401);
   expect(res.body).toMatchObject({ code: 1 });
@@ -349,7 +349,7 @@ describe.each(ADAPTER_NAMES)('quota over HTTP on %s', (adapter: AdapterName) => 
       expect(relative.body.message).toMatch(/api_path/);
     });
 
-    it('answers the SPEC 2.13 report with time = the injected clock; calling it never charges or counts', async () => {
+    it('answers the get_quota report with time = the injected clock; calling it never charges or counts', async () => {
       const host = await start();
       const { token } = await accessToken(host, CONFIDENTIAL);
       for (let i = 0; i < 2; i++) expect((await ping(host, token)).status).toBe(200);

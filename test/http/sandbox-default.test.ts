@@ -1,6 +1,6 @@
 /**
  * Without upstreamUrl and without transport the proxy talks to the bundled sandbox in-process
- * (CONTRACT 1 and 4): Basic Auth sandbox-app:sandbox-secret works, and a warning says so once.
+ * (docs/sandbox.md): Basic Auth sandbox-app:sandbox-secret works, and a warning says so once.
  */
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * No secret reaches the log or a response (SPEC 5.4): app secrets, the Basic Auth value and the
+ * No secret reaches the log or a response (docs/courier.md): app secrets, the Basic Auth value and the
  * computed sign, across successful calls, upstream failures and invalid requests.
  */
 import request from 'supertest';

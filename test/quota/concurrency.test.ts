@@ -1,5 +1,5 @@
 /**
- * CONTRACT 5: "Concurrent calls from many processes never admit more than the limit."
+ * Concurrent calls from many processes never admit more than the limit (docs/quota.md).
  * Four processes fire 100 calls each at the same moment against one client and path with a
  * minute limit of 100: exactly 100 are admitted in total, and the day counter reads exactly 100.
  */

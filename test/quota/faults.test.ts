@@ -1,6 +1,6 @@
 /**
- * CONTRACT 5: "When the shared store is down the guard follows onStoreError: 'open' (admit,
- * count locally, warn) or 'closed' (503, code 1); it recovers by itself when the store returns."
+ * When the shared store is down the guard follows onStoreError (docs/quota.md): 'open' (admit,
+ * count locally, warn) or 'closed' (503, code 1); it recovers by itself when the store returns.
  *
  * The store's connection runs through a local TCP proxy the test cuts (every open connection
  * dropped, new ones refused) and resumes. Counters are read back through a second, direct

@@ -1,6 +1,6 @@
 /**
- * CONTRACT 5: "Periods minute, day, month are calendar-aligned (the minute, the day, the month in
- * the configured time zone, default UTC); reset_at is the start of the next one."
+ * Periods minute, day and month are calendar-aligned (the minute, the day, the month in the
+ * configured time zone, default UTC); reset_at is the start of the next one (docs/quota.md).
  */
 import { describe, expect, it } from 'vitest';
 import { QuotaCalendar, checkTimeZone, type QuotaPeriod } from '../../src/quota/periods.js';

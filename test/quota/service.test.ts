@@ -1,7 +1,7 @@
 /**
  * The quota service on its own (memory store, injected clock): options, decisions, the
  * ratelimit headers (IETF httpapi ratelimit-headers, draft-10 syntax), the 429 body
- * (CONTRACT 5) and `onStoreError` (CONVENTIONS 9).
+ * and `onStoreError` (docs/quota.md).
  */
 import { describe, expect, it } from 'vitest';
 import { BadRequestError } from '../../src/core/errors.js';
@@ -79,7 +79,7 @@ function service(options: QuotaServiceOptions & { start?: string } = {}) {
 }
 
 describe('options', () => {
-  it('needs none: memory store, UTC, contract defaults, onStoreError open', async () => {
+  it('needs none: memory store, UTC, the documented defaults, onStoreError open', async () => {
     const quota = createQuotaService({ logger: recordingLogger() });
     expect(quota.store.kind).toBe('memory');
     expect(quota.calendar.timeZone).toBe('UTC');

@@ -1,5 +1,5 @@
 /**
- * The one behaviour every quota store must show (CONTRACT 5, SPEC 8), driven through the quota
+ * The one behaviour every quota store must show (docs/stores.md, docs/quota.md), driven through the quota
  * service with an injected clock, so rules, periods and get_quota are checked on each store too.
  * stores.test.ts runs it against memory, Redis and PostgreSQL.
  */

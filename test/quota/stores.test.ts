@@ -1,6 +1,6 @@
 /**
- * CONTRACT 5 "Stores: memory (default), Redis, PostgreSQL; the same behaviour on each": one
- * conformance suite per store, then what is particular to each store.
+ * Memory, Redis and PostgreSQL behave the same (docs/stores.md): one conformance suite per
+ * store, then what is particular to each store.
  */
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -143,7 +143,7 @@ describe('memory quota store', () => {
     expect(await store.consume(one)).toEqual({ admitted: false, used: [1] });
   });
 
-  it('keeps the count of an earlier bucket when the clock steps back into it', async () => {
+  it('keeps the count of a past bucket when the clock steps back into it', async () => {
     const store = createMemoryQuotaStore();
     const at = (now: number) => ({ clientId: 'a', apiPath: '/x', cost: 1, buckets: buckets(now, 2), now });
     expect(await store.consume(at(59_900))).toEqual({ admitted: true, used: [1] });
@@ -495,7 +495,7 @@ describePostgres('postgres quota store', () => {
     expect(still.outcome === 'ok' && still.report.periods.map((p) => p.used)).toEqual([1, 1, 1]);
   });
 
-  it('gives up on a counter row another session holds for too long (lock_timeout), instead of hanging', async () => {
+  it('gives up on a counter row another transaction holds for too long (lock_timeout), instead of hanging', async () => {
     const schema = freshSchema();
     const store = createPostgresQuotaStore({ pool, schema, lockTimeoutMs: 200 });
     const now = Date.UTC(2026, 10, 21, 10);

@@ -1,5 +1,5 @@
 /**
- * The stores take the clients users already have (CONVENTIONS 4): an ioredis `Redis` or
+ * The stores take the clients users already have (docs/stores.md): an ioredis `Redis` or
  * `Cluster`, a `pg.Pool`, are accepted as they are. Checked by the compiler (`tsc --noEmit`)
  * and by vitest's `expectTypeOf`.
  */
@@ -34,7 +34,7 @@ describe('quota types', () => {
     expectTypeOf(narrow).toBeFunction();
   });
 
-  it('gives get_quota the contract field names', () => {
+  it('gives get_quota the documented field names', () => {
     expectTypeOf<QuotaReport['periods'][number]>().toEqualTypeOf<{
       period: 'minute' | 'day' | 'month';
       limit: number;

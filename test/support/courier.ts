@@ -9,7 +9,7 @@ export const SANDBOX_APPS: Record<string, string> = {
   [OTHER_APP.appId]: OTHER_APP.appSecret,
 };
 
-/** create_order's required fields (SPEC 4.2). */
+/** create_order's required fields (docs/courier.md). */
 export const CREATE_ORDER_REQUIRED = [
   'orderTypeId',
   'sendTypeId',

@@ -83,3 +83,11 @@ export function rawPost(
     write(0);
   });
 }
+
+/** A port that was free a moment ago on 127.0.0.1, for a child process to listen on. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  const port = await listenOnLoopback(server);
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}

@@ -110,7 +110,7 @@ describe.each(ADAPTER_NAMES)('authorization endpoint on %s', (adapter) => {
       expect(callback.get('iss')).toBe(host.issuer);
     });
 
-    it('RFC 6749 4.1.1 (state required by the SPEC): a missing state redirects with invalid_request and iss', async () => {
+    it('RFC 6749 4.1.1, with state required (docs/oauth.md): a missing state redirects with invalid_request and iss', async () => {
       const host = await startHost(adapter);
       const callback = callbackOf(await host.authorize({ state: undefined }, ALICE));
       expect(callback.get('error')).toBe('invalid_request');

@@ -1,5 +1,5 @@
 /**
- * Discovery (OIDC Discovery 3, 4; CONTRACT section 3), the JWKS (RFC 7517) with key rotation, and
+ * Discovery (OIDC Discovery 3, 4; docs/oauth.md), the JWKS (RFC 7517) with key rotation, and
  * the id_token a relying party verifies against them (OIDC Core 2, 3.1.3.6, 3.1.3.7).
  */
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet, type JWK } from 'jose';
@@ -34,7 +34,7 @@ async function jwks(host: TestHost): Promise<JSONWebKeySet> {
 }
 
 describe.each(ADAPTER_NAMES)('discovery and id_token on %s', (adapter) => {
-  it('OIDC Discovery 3 / CONTRACT 3: the document has every field the contract lists', async () => {
+  it('OIDC Discovery 3: the document has every field docs/oauth.md lists', async () => {
     const host = await startHost(adapter);
     const doc = await discovery(host);
     const issuer = `${host.origin}/oauth`;

@@ -1,0 +1,156 @@
+/**
+ * The documentation's code works. Every ```ts block of README.md and docs/*.md is type-checked
+ * against the sources (a block marked `<!-- snippet: no-check -->` is skipped), and the README's
+ * quick starts (marked `<!-- snippet: quick-start -->`) are run as a user runs them after pasting:
+ * `npx tsx server.ts`, then `curl /courier/get_express_type`.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/net.js';
+import { extractSnippets, isTypeScript, type Snippet } from './markdown.js';
+import { typeCheckSnippets } from './type-check.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** Under test/artifacts/, which git ignores. */
+const OUT = join(ROOT, 'test/artifacts/snippets');
+
+function documents(): string[] {
+  const docs = readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/${name}`);
+  return ['README.md', ...docs];
+}
+
+const snippets = documents().flatMap((file) => extractSnippets(file, readFileSync(join(ROOT, file), 'utf8')));
+const typescript = snippets.filter(isTypeScript);
+const quickStarts = typescript.filter((snippet) => snippet.marks.includes('quick-start'));
+
+const FRAMEWORKS = ['express', 'koa', 'connect'] as const;
+function frameworkOf(snippet: Snippet): string | undefined {
+  return FRAMEWORKS.find((name) => snippet.code.includes(`from 'courier-platform/${name}'`));
+}
+
+describe('extracting code blocks from Markdown', () => {
+  const markdown = [
+    '# Title', // 1
+    '', // 2
+    '<!-- snippet: quick-start -->', // 3
+    '', // 4
+    '```ts', // 5
+    "const a = 1;", // 6
+    '```', // 7
+    '```sh', // 8
+    'npm test', // 9
+    '```', // 10
+    '<!-- snippet: no-check -->', // 11
+    'Text in between.', // 12
+    '````typescript', // 13
+    '```', // 14
+    '````', // 15
+  ].join('\n');
+
+  it('finds every fenced block with its language and the line of its first code line', () => {
+    const found = extractSnippets('x.md', markdown);
+    expect(found.map(({ line, language, code }) => ({ line, language, code }))).toEqual([
+      { line: 6, language: 'ts', code: 'const a = 1;' },
+      { line: 9, language: 'sh', code: 'npm test' },
+      { line: 14, language: 'typescript', code: '```' },
+    ]);
+    expect(found.filter(isTypeScript)).toHaveLength(2);
+  });
+
+  it('reads the marks of the comment on the closest non-blank line above the fence, and only that', () => {
+    expect(extractSnippets('x.md', markdown).map((snippet) => snippet.marks)).toEqual([['quick-start'], [], []]);
+  });
+});
+
+describe('documentation snippets', () => {
+  beforeAll(() => {
+    rmSync(OUT, { recursive: true, force: true });
+    mkdirSync(OUT, { recursive: true });
+  });
+
+  it('the README holds one quick start per framework, and the docs hold TypeScript to check', () => {
+    expect(quickStarts.map(frameworkOf).sort()).toEqual(['connect', 'express', 'koa']);
+    expect(quickStarts.every((snippet) => snippet.file === 'README.md')).toBe(true);
+    expect(typescript.filter((snippet) => snippet.file.startsWith('docs/')).length).toBeGreaterThan(10);
+  });
+
+  it('every TypeScript block type-checks against the sources', () => {
+    const checked = typescript.filter((snippet) => !snippet.marks.includes('no-check'));
+    expect(typeCheckSnippets(checked, OUT, ROOT)).toEqual([]);
+  }, 240_000);
+
+  describe.each(quickStarts.map((snippet) => [frameworkOf(snippet), snippet] as const))('the %s quick start', (framework, snippet) => {
+    it('starts, and answers GET /courier/get_express_type with HTTP 200 and code 0', async () => {
+      const script = join(OUT, `quick-start-${framework}.ts`);
+      writeFileSync(script, `${snippet.code}\n`);
+      const { status, body } = await runAndRequest(script, '/courier/get_express_type');
+      expect(status).toBe(200);
+      expect(body).toMatchObject({ code: 0, message: 'ok' });
+      expect((body as { data: unknown[] }).data.length).toBeGreaterThan(0);
+    }, 90_000);
+  });
+});
+
+describe('docs/signing.md', () => {
+  it('shows the test vectors exactly as test/fixtures/signing-vectors.json holds them', () => {
+    const page = readFileSync(join(ROOT, 'docs/signing.md'), 'utf8');
+    const vectors = JSON.parse(readFileSync(join(ROOT, 'test/fixtures/signing-vectors.json'), 'utf8')) as Record<string, string>[];
+    for (const vector of vectors) {
+      for (const key of ['canonical', 'md5', 'hmac-sha256']) expect(page, `${vector.name}: ${key}`).toContain(vector[key]);
+    }
+  });
+});
+
+/**
+ * Runs `script` with tsx on a free port (the quick starts read PORT), requests `path` once the
+ * server answers, and stops the process whatever happens.
+ */
+async function runAndRequest(script: string, path: string, timeoutMs = 60_000): Promise<{ status: number; body: unknown }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const kill = () => child.kill('SIGKILL');
+  process.once('exit', kill);
+  try {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`the quick start exited with code ${child.exitCode}; its output:\n${output}`);
+      let response: Response;
+      try {
+        response = await fetch(`http://127.0.0.1:${port}${path}`);
+      } catch (error) {
+        // Not listening yet.
+        if (Date.now() > deadline) throw new Error(`no answer within ${timeoutMs} ms (${String(error)}); its output:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        continue;
+      }
+      const text = await response.text();
+      try {
+        return { status: response.status, body: JSON.parse(text) as unknown };
+      } catch {
+        throw new Error(`HTTP ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`);
+      }
+    }
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const killer = setTimeout(kill, 5_000);
+      await exited;
+      clearTimeout(killer);
+    }
+    process.removeListener('exit', kill);
+  }
+}

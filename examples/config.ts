@@ -48,7 +48,7 @@ function clusterNodes(value: string | undefined): string[] | undefined {
   if (!value) return undefined;
   const nodes = value.split(',').map((node) => node.trim());
   for (const node of nodes) {
-    const port = Number(/^[^\s,]+:(\d{1,5})$/.exec(node)?.[1]);
+    const port = Number(/^[^\s,/]+:(\d{1,5})$/.exec(node)?.[1]);
     if (!(port >= 1 && port <= 65535)) throw new Error(`REDIS_CLUSTER_NODES must be host:port,host:port,..., got ${JSON.stringify(value)}`);
   }
   return nodes;

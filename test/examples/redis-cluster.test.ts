@@ -6,7 +6,8 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readConfig } from '../../examples/config.js';
 import { startExample, type RunningExample } from '../support/example.js';
 import { describeRedisCluster, startRedisCluster, type RedisCluster } from '../support/redis-cluster.js';
 
@@ -23,6 +24,21 @@ async function scanNode(node: Redis, pattern: string): Promise<string[]> {
 
 /** `name=value; ...` of a response's Set-Cookie headers, to send back as a browser would. */
 const cookiesOf = (res: Response): string => res.headers.getSetCookie().map((cookie) => cookie.split(';')[0]).join('; ');
+
+describe('REDIS_CLUSTER_NODES', () => {
+  it('lists the seed nodes of the cluster, and is absent by default', () => {
+    expect(readConfig({ STORE: 'redis', REDIS_CLUSTER_NODES: '10.0.0.1:7000, redis-b:7001,[::1]:7002' }).redisClusterNodes).toEqual([
+      '10.0.0.1:7000',
+      'redis-b:7001',
+      '[::1]:7002',
+    ]);
+    expect(readConfig({ STORE: 'redis' }).redisClusterNodes).toBeUndefined();
+  });
+
+  it.each(['10.0.0.1', '10.0.0.1:7000,', 'redis://a:7000', 'a:0', 'a:70000', 'a b:7000'])('fails at start on %j, naming the variable', (value) => {
+    expect(() => readConfig({ REDIS_CLUSTER_NODES: value })).toThrow(/^REDIS_CLUSTER_NODES must be host:port/);
+  });
+});
 
 describeRedisCluster('the example on a Redis Cluster (STORE=redis, REDIS_CLUSTER_NODES)', () => {
   let cluster: RedisCluster | undefined;

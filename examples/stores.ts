@@ -28,10 +28,10 @@ export function createStores(config: ExampleConfig): ExampleStores {
   if (config.store === 'redis') {
     // Fail fast while Redis is away, so the quota's onStoreError policy decides instead of a queue.
     // A command in flight when the connection broke must not be re-sent: it would be counted twice.
-    // On a Cluster each node's connection opens on its first command: the Cluster refuses to queue, its nodes may.
+    const options = { maxRetriesPerRequest: 0, enableOfflineQueue: false, autoResendUnfulfilledCommands: false };
     const redis = config.redisClusterNodes
-      ? new Cluster(config.redisClusterNodes, { enableOfflineQueue: false, redisOptions: { maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false } })
-      : new Redis(config.redisUrl, { maxRetriesPerRequest: 0, enableOfflineQueue: false, autoResendUnfulfilledCommands: false });
+      ? new Cluster(config.redisClusterNodes, { enableOfflineQueue: false, redisOptions: options })
+      : new Redis(config.redisUrl, options);
     redis.on('error', () => {}); // reconnects by itself; the platform logs what it affects
     return {
       oauth: createRedisOAuthStore({ client: redis }),

@@ -14,6 +14,8 @@ export interface ExampleConfig {
   courierAppSecret: string;
   store: 'memory' | 'redis' | 'postgres';
   redisUrl: string;
+  /** REDIS_CLUSTER_NODES: the seed nodes (`host:port`) of a Redis Cluster, used instead of REDIS_URL. */
+  redisClusterNodes: string[] | undefined;
   databaseUrl: string;
   /** A private JWK or PEM, or undefined for a generated key. */
   signingKey: string | Record<string, unknown> | undefined;
@@ -42,6 +44,16 @@ function store(value: string | undefined): ExampleConfig['store'] {
   throw new Error(`STORE must be memory, redis or postgres, got ${JSON.stringify(value)}`);
 }
 
+function clusterNodes(value: string | undefined): string[] | undefined {
+  if (!value) return undefined;
+  const nodes = value.split(',').map((node) => node.trim());
+  for (const node of nodes) {
+    const port = Number(/^[^\s,/]+:(\d{1,5})$/.exec(node)?.[1]);
+    if (!(port >= 1 && port <= 65535)) throw new Error(`REDIS_CLUSTER_NODES must be host:port,host:port,..., got ${JSON.stringify(value)}`);
+  }
+  return nodes;
+}
+
 export function readConfig(env: NodeJS.ProcessEnv = process.env): ExampleConfig {
   const host = env.HOST || '127.0.0.1';
   const port = integer('PORT', env.PORT, 3000, 65535);
@@ -58,6 +70,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ExampleConfig 
     courierAppSecret: env.COURIER_APP_SECRET || 'sandbox-secret',
     store: store(env.STORE),
     redisUrl: env.REDIS_URL || 'redis://127.0.0.1:6379',
+    redisClusterNodes: clusterNodes(env.REDIS_CLUSTER_NODES),
     databaseUrl: env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
     signingKey: signingKey(env.OAUTH_SIGNING_KEY),
     quota: {

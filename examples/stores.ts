@@ -1,8 +1,8 @@
 /**
  * STORE=memory|redis|postgres: where OAuth records and quota counters live. Two example processes on the same Redis
- * or PostgreSQL act as one platform.
+ * or PostgreSQL act as one platform. With REDIS_CLUSTER_NODES, STORE=redis talks to that Redis Cluster.
  */
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
 import {
   createMemoryOAuthStore,
@@ -19,7 +19,7 @@ import type { ExampleConfig } from './config.js';
 export interface ExampleStores {
   oauth: OAuthStore;
   quota: QuotaStore;
-  redis?: Redis;
+  redis?: Redis | Cluster;
   pool?: pg.Pool;
   close(): Promise<void>;
 }
@@ -28,7 +28,10 @@ export function createStores(config: ExampleConfig): ExampleStores {
   if (config.store === 'redis') {
     // Fail fast while Redis is away, so the quota's onStoreError policy decides instead of a queue.
     // A command in flight when the connection broke must not be re-sent: it would be counted twice.
-    const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 0, enableOfflineQueue: false, autoResendUnfulfilledCommands: false });
+    const options = { maxRetriesPerRequest: 0, enableOfflineQueue: false, autoResendUnfulfilledCommands: false };
+    const redis = config.redisClusterNodes
+      ? new Cluster(config.redisClusterNodes, { enableOfflineQueue: false, redisOptions: options })
+      : new Redis(config.redisUrl, options);
     redis.on('error', () => {}); // reconnects by itself; the platform logs what it affects
     return {
       oauth: createRedisOAuthStore({ client: redis }),

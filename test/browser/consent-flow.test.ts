@@ -6,16 +6,13 @@
  * git). Without a Chromium binary the suite is skipped with a visible message, unless
  * REQUIRE_SERVICES=1 (CI), where that is a failure.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page, type Response } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listenOnLoopback } from '../support/net.js';
+import { startExample, type RunningExample } from '../support/example.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -39,74 +36,6 @@ function describeWithChromium() {
   return describe.skip;
 }
 const describeBrowser = describeWithChromium();
-
-// ---------------------------------------------------------------------------------------------
-// The example, as `npm start` runs it
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  const port = await listenOnLoopback(server);
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-interface RunningExample {
-  base: string;
-  child: ChildProcess;
-  output(): string;
-  stop(): Promise<void>;
-}
-
-async function startExample(timeoutMs = 30_000): Promise<RunningExample> {
-  const port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1' };
-  // The example's defaults (memory store, bundled sandbox, demo client on PUBLIC_URL/callback).
-  for (const name of ['PUBLIC_URL', 'STORE', 'DEMO_CLIENT_ID', 'DEMO_CLIENT_SECRET', 'DEMO_REDIRECT_URI', 'COURIER_UPSTREAM_URL', 'OAUTH_SIGNING_KEY']) {
-    delete env[name];
-  }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/express-server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const killer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-    await exited;
-    clearTimeout(killer);
-  };
-  // A worker that dies without running afterAll must not leave the example behind.
-  const onExit = () => child.kill('SIGKILL');
-  process.once('exit', onExit);
-  child.once('exit', () => process.removeListener('exit', onExit));
-
-  try {
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the example did not print 'listening' within ${timeoutMs} ms`)), timeoutMs);
-      const onData = () => {
-        if (/listening/.test(output)) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      child.stdout!.on('data', onData);
-      child.once('exit', (code, signal) => {
-        clearTimeout(timer);
-        reject(new Error(`the example exited early (code ${code}, signal ${signal})`));
-      });
-      child.once('error', (error) => {
-        clearTimeout(timer);
-        reject(error);
-      });
-    });
-  } catch (error) {
-    await stop();
-    throw new Error(`${(error as Error).message}; its output:\n${output}`);
-  }
-  return { base: `http://127.0.0.1:${port}`, child, output: () => output, stop };
-}
 
 // ---------------------------------------------------------------------------------------------
 

@@ -4,9 +4,11 @@
  *
  * Environment: QUOTA_STORE (redis | postgres), REDIS_URL or DATABASE_URL, QUOTA_PREFIX (Redis)
  * or QUOTA_SCHEMA (PostgreSQL), QUOTA_NOW (fixed clock, ms), QUOTA_CLIENT, QUOTA_PATH, QUOTA_CALLS.
+ * With REDIS_CLUSTER_NODES (`host:port,host:port,...`) the Redis store talks to that Redis
+ * Cluster through an ioredis Cluster instead of REDIS_URL.
  */
 import { createInterface } from 'node:readline';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
 import { silentLogger } from '../../src/core/logger.js';
 import { createPostgresQuotaStore, createQuotaService, createRedisQuotaStore, type QuotaStore } from '../../src/quota/index.js';
@@ -26,7 +28,10 @@ async function main(): Promise<void> {
   let store: QuotaStore;
   let close: () => Promise<unknown>;
   if (kind === 'redis') {
-    const redis = new Redis(env('REDIS_URL'), { maxRetriesPerRequest: 1 });
+    const clusterNodes = process.env.REDIS_CLUSTER_NODES;
+    const redis = clusterNodes
+      ? new Cluster(clusterNodes.split(','), { redisOptions: { maxRetriesPerRequest: 1 } })
+      : new Redis(env('REDIS_URL'), { maxRetriesPerRequest: 1 });
     store = createRedisQuotaStore({ client: redis, prefix: env('QUOTA_PREFIX') });
     await redis.ping();
     close = () => redis.quit();

@@ -1,6 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 
-/** The example's environment (CONTRACT section 6), read once. */
+/**
+ * The example's settings, read once from the environment: where it listens and is reached
+ * (HOST, PORT, PUBLIC_URL), its demo relying party (DEMO_*), the courier upstream (COURIER_*),
+ * where records live (STORE, REDIS_URL, DATABASE_URL), the token signing key, the default quota
+ * (QUOTA_*) and the secret of the demo's cookies and form tokens (SESSION_SECRET).
+ */
 export interface ExampleConfig {
   host: string;
   port: number;
@@ -20,7 +25,7 @@ export interface ExampleConfig {
   /** A private JWK or PEM, or undefined for a generated key. */
   signingKey: string | Record<string, unknown> | undefined;
   quota: { minute: number; day: number; month: number };
-  /** Signs the demo's session cookies; shared by every process of one deployment. */
+  /** Signs the demo's form tokens and the relying party's state cookie; shared by every process of one deployment. */
   sessionSecret: string;
 }
 
@@ -35,7 +40,12 @@ function integer(name: string, value: string | undefined, fallback: number, max 
 function signingKey(value: string | undefined): ExampleConfig['signingKey'] {
   if (!value) return undefined;
   const text = !value.trim().startsWith('{') && !value.includes('-----BEGIN') && existsSync(value) ? readFileSync(value, 'utf8') : value;
-  return text.trim().startsWith('{') ? (JSON.parse(text) as Record<string, unknown>) : text;
+  if (!text.trim().startsWith('{')) return text;
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch (error) {
+    throw new Error(`OAUTH_SIGNING_KEY looks like a JWK but is not valid JSON: ${(error as Error).message}`);
+  }
 }
 
 function store(value: string | undefined): ExampleConfig['store'] {

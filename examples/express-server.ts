@@ -1,86 +1,69 @@
 /**
- * The example behind `npm start`: an ordinary Express app that becomes an open platform with one
- * app.use(). It brings what a host brings (a login page, users, a relying party) and reads the
- * environment of CONTRACT section 6. Without COURIER_UPSTREAM_URL it starts the bundled sandbox.
+ * `npm start`: the example host of app.ts, listening on HOST:PORT once the platform is ready
+ * (signing keys loaded, the demo client stored). A failure to start (a wrong setting, a store
+ * that cannot be reached, a port in use) is printed as one line, and the process exits with 1.
  */
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express from 'express';
-import { courierPlatform } from 'courier-platform/express';
-import { startSandbox } from 'courier-platform/sandbox';
-import { readConfig } from './config.js';
-import { loginRoutes } from './login.js';
-import { relyingPartyRoutes } from './relying-party.js';
-import { signedCookies } from './session.js';
-import { createStores } from './stores.js';
+import { createExampleApp } from './app.js';
+import { readConfig, type ExampleConfig } from './config.js';
 
-const config = readConfig();
-const stores = createStores(config);
-const cookies = signedCookies(config.sessionSecret);
-const login = loginRoutes(cookies, config.publicUrl);
+/** The error's own words and those of its causes, without a stack: start failures are the operator's to fix. */
+function reason(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const own = error.message || (error as NodeJS.ErrnoException).code || error.name;
+  return error.cause === undefined ? own : `${own} (${reason(error.cause)})`;
+}
 
-const sandbox = config.courierUpstreamUrl
-  ? undefined
-  : await startSandbox({
-      apps: { [config.courierAppId]: config.courierAppSecret },
-      // Pre-orders turn into orders on their own, so the create -> query flow shows both states.
-      autoConfirmPreOrdersAfterMs: 5_000,
-    });
-const upstreamUrl = config.courierUpstreamUrl ?? sandbox!.url;
+function listenFailure(error: NodeJS.ErrnoException, { host, port }: ExampleConfig): string {
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return `port ${port} is in use; set PORT=<a free port> (or stop what listens on ${host}:${port}) and start again`;
+    case 'EACCES':
+      return `port ${port} needs privileges this process lacks; set PORT to 1024 or above`;
+    case 'EADDRNOTAVAIL':
+      return `HOST=${host} is not an address of this machine; set HOST to one of its addresses (127.0.0.1, 0.0.0.0)`;
+    default:
+      return `cannot listen on ${host}:${port}: ${reason(error)}`;
+  }
+}
 
-const platform = courierPlatform({
-  courier: {
-    upstreamUrl,
-    credentials: { appId: config.courierAppId, appSecret: config.courierAppSecret },
-  },
-  oauth: {
-    publicUrl: config.publicUrl,
-    authenticate: login.authenticate,
-    loginUrl: '/login',
-    store: stores.oauth,
-    ...(config.signingKey ? { signingKeys: [config.signingKey] } : {}),
-    clients: [
-      {
-        id: config.demoClientId,
-        name: 'Demo relying party',
-        secret: config.demoClientSecret,
-        redirectUris: [config.demoRedirectUri],
-      },
-    ],
-  },
-  quota: {
-    store: stores.quota,
-    defaults: config.quota,
-  },
+/** Where STORE points, without credentials: a store out of reach is the usual reason not to start. */
+function storeLocation({ store, redisUrl, databaseUrl }: ExampleConfig): string {
+  if (store === 'memory') return '';
+  try {
+    return ` (STORE=${store} at ${new URL(store === 'redis' ? redisUrl : databaseUrl).host})`;
+  } catch {
+    return ` (STORE=${store})`;
+  }
+}
+
+function exit(message: string): never {
+  console.error(`courier-platform example: ${message}`);
+  process.exit(1);
+}
+
+let config: ExampleConfig;
+try {
+  config = readConfig();
+} catch (error) {
+  exit(reason(error));
+}
+
+const example = await createExampleApp(config).catch((error: unknown) => exit(`cannot start: ${reason(error)}`));
+try {
+  await example.platform.platform.ready();
+} catch (error) {
+  await example.close();
+  exit(`cannot start: ${reason(error)}${storeLocation(config)}`);
+}
+
+const server = createServer(example.app);
+server.once('error', async (error: NodeJS.ErrnoException) => {
+  await example.close();
+  exit(listenFailure(error, config));
 });
-
-const app = express();
-app.use(platform);
-app.use(login.router);
-app.use(
-  relyingPartyRoutes(config, cookies, async (accessToken) => {
-    const response = await fetch(`${config.publicUrl}/openapi/v1/get_quota?api_path=/openapi/v1/ping`, {
-      headers: { authorization: `Bearer ${accessToken}` },
-    });
-    return response.headers.get('content-type')?.includes('json') ? response.json() : { status: response.status };
-  }),
-);
-
-// The host's own OpenAPI endpoint, guarded by the quota: the caller's application comes from the access token.
-app.get('/openapi/v1/ping', platform.quota(), (req, res) => {
-  res.json({ code: 0, message: 'ok', data: { pong: true, clientId: req.platformAuth?.clientId, sub: req.platformAuth?.sub } });
-});
-
-// The host's own routes keep working next to the platform.
-app.get('/', (_req, res) => {
-  res.type('html').send(`<!doctype html><meta charset="utf-8"><title>courier-platform example</title>
-<h1>courier-platform example</h1><ul>
-<li><a href="/rp/start">Sign in with the platform</a> (demo / demo)</li>
-<li><a href="/courier/get_address">GET /courier/get_address</a></li>
-<li><a href="/oauth/.well-known/openid-configuration">OpenID configuration</a></li></ul>`);
-});
-
-await platform.platform.ready();
-const server = app.listen(config.port, config.host, () => {
+server.listen(config.port, config.host, () => {
   const { port } = server.address() as AddressInfo;
   const base = config.publicUrl;
   console.log(`courier-platform example listening on http://${config.host}:${port} (public URL ${base})`);
@@ -92,15 +75,14 @@ const server = app.listen(config.port, config.host, () => {
   console.log(`  courier proxy:   ${base}/courier/<operation>   e.g. curl ${base}/courier/get_address`);
   console.log(`  openapi:         ${base}/openapi/v1/ping (Bearer, quota ${config.quota.minute}/min ${config.quota.day}/day ${config.quota.month || 'unlimited'}/month)`);
   console.log(`                   ${base}/openapi/v1/get_quota?api_path=/openapi/v1/ping`);
-  console.log(`  upstream:        ${upstreamUrl}${sandbox ? '   (bundled sandbox)' : ''}`);
+  console.log(`  upstream:        ${example.upstreamUrl}${example.usesSandbox ? '   (bundled sandbox)' : ''}`);
   console.log(`  store:           ${config.store}`);
 });
 
 function shutdown() {
   server.close();
   server.closeAllConnections();
-  void sandbox?.close();
-  void stores.close();
+  void example.close();
 }
 process.once('SIGINT', shutdown);
 process.once('SIGTERM', shutdown);

@@ -1,72 +1,134 @@
 /**
  * The host's own login page: the platform sends users here with `return_to` when it needs a
- * signed-in user, and `authenticate(req)` reads the session this page sets.
+ * signed-in user, and `authenticate(req)` reads the session this page starts. Failed attempts
+ * are limited per user name and per IP with the library's `createLoginThrottle()`.
  */
-import express, { type Request, type Router } from 'express';
+import express, { type Request, type Response, type Router } from 'express';
 import { createLoginThrottle, type OAuthUser } from 'courier-platform';
-import type { SignedCookies } from './session.js';
+import { formBody, formFields, refused, sameOriginOnly, type FormTokens } from './forms.js';
+import { escapeHtml, sendPage } from './pages.js';
+import { cookieOptions, randomId, readCookie, type Sessions } from './session.js';
 
 const DEMO_USER = {
   username: 'demo',
   password: 'demo',
   claims: { sub: 'demo-user-1', name: 'Demo User', preferred_username: 'demo', email: 'demo@example.com', email_verified: true },
 };
-const SESSION_COOKIE = 'demo_session';
-const SESSION_SECONDS = 8 * 3600;
+/** The random value the sign-in form's token is bound to, set before anyone is signed in. */
+const PRE_SESSION_COOKIE = 'login_form';
+const PRE_SESSION_VALUE = /^[A-Za-z0-9_-]{43}$/;
 
-interface Session {
-  sub: string;
-  auth_time: number;
+export interface LoginOptions {
+  publicUrl: string;
+  sessions: Sessions;
+  tokens: FormTokens;
+  /** Cookies get the Secure flag (PUBLIC_URL is https). */
+  secure: boolean;
 }
 
-const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+export interface Login {
+  router: Router;
+  authenticate(req: Request): Promise<OAuthUser | null>;
+  /** "Signed in as … [Sign out]" or a sign-in link, for the host's pages. */
+  status(req: Request): Promise<string>;
+}
 
-export function loginRoutes(cookies: SignedCookies, publicUrl: string): { router: Router; authenticate: (req: Request) => OAuthUser | null } {
+export function loginRoutes({ publicUrl, sessions, tokens, secure }: LoginOptions): Login {
   const throttle = createLoginThrottle();
   const router = express.Router();
+  const publicOrigin = new URL(publicUrl).origin;
 
   // Only come back to this site: an open redirect here would undo the platform's redirect_uri checks.
   const safeReturn = (value: unknown) =>
     typeof value === 'string' && (value.startsWith(`${publicUrl}/`) || (value.startsWith('/') && !value.startsWith('//'))) ? value : '/';
 
-  const page = (returnTo: string, message = '') => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign in</title>
-<style>body{font-family:system-ui,sans-serif;display:flex;justify-content:center;margin-top:10vh}form{display:grid;gap:.6rem;width:18rem}input,button{font-size:1rem;padding:.5rem}.error{color:#b00020}</style></head>
-<body><form method="post" action="/login"><h1>Sign in</h1>${message ? `<p class="error">${escape(message)}</p>` : ''}
-<label>User name <input name="username" autocomplete="username" required></label>
-<label>Password <input name="password" type="password" autocomplete="current-password" required></label>
-<input type="hidden" name="return_to" value="${escape(returnTo)}"><button type="submit">Sign in</button>
-<p>Demo account: <code>demo</code> / <code>demo</code></p></form></body></html>`;
+  const preSession = (req: Request, res: Response): string => {
+    const current = readCookie(req, PRE_SESSION_COOKIE);
+    if (current && PRE_SESSION_VALUE.test(current)) return current;
+    const value = randomId();
+    res.cookie(PRE_SESSION_COOKIE, value, cookieOptions(secure, '/login'));
+    return value;
+  };
+
+  const form = (req: Request, res: Response, status: number, view: { returnTo: string; username?: string; message?: string }) => {
+    const token = tokens.issue('login', preSession(req, res));
+    const message = view.message ? `<p class="error" role="alert">${escapeHtml(view.message)}</p>` : '';
+    // A user name is kept after a failed attempt, so only the password needs typing again.
+    const username = view.username ? ` value="${escapeHtml(view.username)}"` : ' autofocus';
+    const password = view.username ? ' autofocus' : '';
+    sendPage(
+      res,
+      status,
+      'Sign in',
+      `<h1>Sign in</h1>${message}<form method="post" action="/login">
+<label>User name <input name="username" autocomplete="username" required${username}></label>
+<label>Password <input name="password" type="password" autocomplete="current-password" required${password}></label>
+<input type="hidden" name="return_to" value="${escapeHtml(view.returnTo)}"><input type="hidden" name="csrf" value="${token}">
+<button type="submit">Sign in</button></form><p class="muted">Demo account: <code>demo</code> / <code>demo</code></p>`,
+      { narrow: true },
+    );
+  };
 
   router.get('/login', (req, res) => {
-    res.type('html').send(page(safeReturn(req.query.return_to)));
+    form(req, res, 200, { returnTo: safeReturn(req.query.return_to) });
   });
 
-  router.post('/login', express.urlencoded({ extended: false, limit: '8kb' }), async (req, res) => {
-    const { username = '', password = '', return_to: returnTo } = req.body as Record<string, string | undefined>;
-    const ip = req.socket.remoteAddress ?? 'unknown';
+  router.post('/login', sameOriginOnly(publicOrigin), ...formBody, async (req, res) => {
+    const fields = formFields(req.body, ['username', 'password', 'return_to', 'csrf']);
+    if (!fields) {
+      form(req, res, 400, { returnTo: '/', message: 'The form came with a field more than once. Sign in again.' });
+      return;
+    }
+    const { username, password, csrf } = fields;
+    const returnTo = safeReturn(fields.return_to);
+    if (!tokens.verify('login', readCookie(req, PRE_SESSION_COOKIE), csrf)) {
+      form(req, res, 403, { returnTo, username, message: 'This form expired or did not come from this page. Sign in again.' });
+      return;
+    }
+    if (!username || !password) {
+      form(req, res, 400, { returnTo, username, message: 'Enter your user name and password.' });
+      return;
+    }
+    const ip = req.ip ?? 'unknown';
     const wait = await throttle.check(username, ip);
     if (wait > 0) {
-      res.status(429).set('retry-after', String(wait)).type('html').send(page(safeReturn(returnTo), `Too many attempts; try again in ${wait} s.`));
+      res.set('retry-after', String(wait));
+      form(req, res, 429, { returnTo, username, message: `Too many attempts; try again in ${wait} s.` });
       return;
     }
     if (username !== DEMO_USER.username || password !== DEMO_USER.password) {
       await throttle.failed(username, ip);
-      res.status(401).type('html').send(page(safeReturn(returnTo), 'Wrong user name or password.'));
+      form(req, res, 401, { returnTo, username, message: 'Wrong user name or password.' });
       return;
     }
     await throttle.succeeded(username);
-    cookies.set(res, SESSION_COOKIE, { sub: DEMO_USER.claims.sub, auth_time: Math.floor(Date.now() / 1000) } satisfies Session, SESSION_SECONDS);
-    res.redirect(303, safeReturn(returnTo));
+    await sessions.start(req, res, { sub: DEMO_USER.claims.sub, auth_time: Math.floor(Date.now() / 1000) });
+    res.clearCookie(PRE_SESSION_COOKIE, cookieOptions(secure, '/login'));
+    res.redirect(303, returnTo);
   });
 
-  router.post('/logout', (_req, res) => {
-    cookies.clear(res, SESSION_COOKIE);
+  router.post('/logout', sameOriginOnly(publicOrigin), ...formBody, async (req, res) => {
+    const fields = formFields(req.body, ['csrf']);
+    const session = await sessions.current(req);
+    if (session && !(fields && tokens.verify('logout', session.id, fields.csrf))) {
+      refused(res, 'This sign-out form expired or did not come from this site. Go back to the start page and sign out there.');
+      return;
+    }
+    await sessions.end(req, res);
     res.redirect(303, '/');
   });
 
-  const authenticate = (req: Request): OAuthUser | null => {
-    const session = cookies.get<Session>(req, SESSION_COOKIE);
-    return session?.sub === DEMO_USER.claims.sub ? { ...DEMO_USER.claims, auth_time: session.auth_time } : null;
+  const authenticate = async (req: Request): Promise<OAuthUser | null> => {
+    const session = await sessions.current(req);
+    return session?.data.sub === DEMO_USER.claims.sub ? { ...DEMO_USER.claims, auth_time: session.data.auth_time } : null;
   };
-  return { router, authenticate };
+
+  const status = async (req: Request): Promise<string> => {
+    const session = await sessions.current(req);
+    if (session?.data.sub !== DEMO_USER.claims.sub) return '<p class="muted">Not signed in. <a href="/login">Sign in</a> (demo / demo).</p>';
+    return `<form method="post" action="/logout" class="inline muted">Signed in as ${escapeHtml(DEMO_USER.claims.name)}.
+<input type="hidden" name="csrf" value="${tokens.issue('logout', session.id)}"><button type="submit">Sign out</button></form>`;
+  };
+
+  return { router, authenticate, status };
 }

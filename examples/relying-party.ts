@@ -1,14 +1,19 @@
 /**
  * A small relying party living in the same example: `/rp/start` builds the authorization URL
  * (state, nonce, PKCE S256) with openid-client, and `/callback` exchanges the code server-side,
- * then shows the user info. The client secret never reaches the browser.
+ * shows the user info, how to call the quota-guarded `/openapi/v1/ping` with the access token,
+ * and how much of its quota is left. A user who declines on the consent page comes back to
+ * `/callback` with `error=access_denied` and reads that nothing was shared. The client secret
+ * never reaches the browser.
  */
-import express, { type Router } from 'express';
+import express, { type Response, type Router } from 'express';
 import * as oidc from 'openid-client';
 import type { ExampleConfig } from './config.js';
+import { escapeHtml, sendPage } from './pages.js';
 import type { SignedCookies } from './session.js';
 
 const TX_COOKIE = 'rp_tx';
+const PING = '/openapi/v1/ping';
 
 interface Transaction {
   state: string;
@@ -16,9 +21,43 @@ interface Transaction {
   verifier: string;
 }
 
-const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+interface QuotaPeriod {
+  period: string;
+  limit: number;
+  remaining: number;
+  unlimited: boolean;
+  reset_at: string;
+}
 
-export function relyingPartyRoutes(config: ExampleConfig, cookies: SignedCookies, showQuota: (accessToken: string) => Promise<unknown>): Router {
+const TRY_AGAIN = '<p><a href="/rp/start">Try again</a> · <a href="/">Start page</a></p>';
+
+/** The quota left on `/openapi/v1/ping`, from the free get_quota call, as an HTML fragment. */
+async function quotaLeft(publicUrl: string, accessToken: string): Promise<string> {
+  try {
+    const response = await fetch(`${publicUrl}/openapi/v1/get_quota?api_path=${encodeURIComponent(PING)}`, {
+      headers: { authorization: `Bearer ${accessToken}` },
+    });
+    const body = (await response.json()) as { code?: number; message?: string; data?: { periods?: QuotaPeriod[] } };
+    const periods = body.data?.periods;
+    if (!response.ok || !Array.isArray(periods)) {
+      return `<p class="error">get_quota answered ${response.status}: ${escapeHtml(String(body.message ?? 'no report'))}</p>`;
+    }
+    const rows = periods.map((p) =>
+      p.unlimited
+        ? `<tr><td>${escapeHtml(p.period)}</td><td colspan="2">unlimited</td></tr>`
+        : `<tr><td>${escapeHtml(p.period)}</td><td>${p.remaining} of ${p.limit} left</td><td class="muted">until ${escapeHtml(p.reset_at)}</td></tr>`,
+    );
+    return `<table><tr><th>Period</th><th>Left</th><th>Resets</th></tr>${rows.join('')}</table>`;
+  } catch (error) {
+    return `<p class="error">get_quota could not be reached: ${escapeHtml(error instanceof Error ? error.message : String(error))}</p>`;
+  }
+}
+
+function failed(res: Response, status: number, message: string): void {
+  sendPage(res, status, 'Sign-in failed', `<h1>Sign-in failed</h1><p>${escapeHtml(message)}</p>${TRY_AGAIN}`);
+}
+
+export function relyingPartyRoutes(config: ExampleConfig, cookies: SignedCookies): Router {
   const router = express.Router();
   let discovered: Promise<oidc.Configuration> | undefined;
   const configuration = () =>
@@ -32,53 +71,67 @@ export function relyingPartyRoutes(config: ExampleConfig, cookies: SignedCookies
         throw error;
       }));
 
-  router.get('/rp/start', async (_req, res, next) => {
-    try {
-      const tx: Transaction = { state: oidc.randomState(), nonce: oidc.randomNonce(), verifier: oidc.randomPKCECodeVerifier() };
-      cookies.set(res, TX_COOKIE, tx, 600);
-      const url = oidc.buildAuthorizationUrl(await configuration(), {
-        redirect_uri: config.demoRedirectUri,
-        scope: 'openid profile email offline_access',
-        state: tx.state,
-        nonce: tx.nonce,
-        code_challenge: await oidc.calculatePKCECodeChallenge(tx.verifier),
-        code_challenge_method: 'S256',
-      });
-      res.redirect(302, url.href);
-    } catch (error) {
-      next(error);
-    }
+  router.get('/rp/start', async (_req, res) => {
+    const tx: Transaction = { state: oidc.randomState(), nonce: oidc.randomNonce(), verifier: oidc.randomPKCECodeVerifier() };
+    const url = oidc.buildAuthorizationUrl(await configuration(), {
+      redirect_uri: config.demoRedirectUri,
+      scope: 'openid profile email offline_access',
+      state: tx.state,
+      nonce: tx.nonce,
+      code_challenge: await oidc.calculatePKCECodeChallenge(tx.verifier),
+      code_challenge_method: 'S256',
+    });
+    cookies.set(res, TX_COOKIE, tx, 600);
+    res.redirect(302, url.href);
   });
 
   router.get('/callback', async (req, res) => {
     const tx = cookies.get<Transaction>(req, TX_COOKIE);
     cookies.clear(res, TX_COOKIE);
     if (!tx) {
-      res.status(400).type('html').send('<p>No sign-in in progress (or it expired). <a href="/rp/start">Start again</a>.</p>');
+      failed(res, 400, 'No sign-in is in progress in this browser, or it took longer than 10 minutes.');
       return;
     }
+    let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
     try {
-      const current = new URL(req.originalUrl, config.publicUrl);
-      const tokens = await oidc.authorizationCodeGrant(await configuration(), current, {
+      // Checks state, iss, the code exchange with PKCE and the ID token's nonce (RFC 9700 section 2.1).
+      tokens = await oidc.authorizationCodeGrant(await configuration(), new URL(req.originalUrl, config.publicUrl), {
         expectedState: tx.state,
         expectedNonce: tx.nonce,
         pkceCodeVerifier: tx.verifier,
       });
-      const claims = tokens.claims()!;
-      const user = await oidc.fetchUserInfo(await configuration(), tokens.access_token, claims.sub);
-      const quota = await showQuota(tokens.access_token);
-      res.type('html').send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Signed in</title>
-<style>body{font-family:system-ui,sans-serif;max-width:46rem;margin:3rem auto}pre{background:#f3f4f6;padding:1rem;overflow:auto}</style></head><body>
-<h1>Signed in as ${escape(String(user.name ?? user.sub))}</h1>
-<p>The relying party exchanged the code server-side and called userinfo with the access token.</p>
-<h2>User info</h2><pre>${escape(JSON.stringify(user, null, 2))}</pre>
-<h2>Tokens</h2><pre>${escape(JSON.stringify({ scope: tokens.scope, expires_in: tokens.expires_in, refresh_token: tokens.refresh_token ? '(issued)' : '(none)' }, null, 2))}</pre>
-<h2>Quota of GET /openapi/v1/ping for this application</h2><pre>${escape(JSON.stringify(quota, null, 2))}</pre>
-<p><a href="/rp/start">Sign in again</a></p></body></html>`);
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      res.status(400).type('html').send(`<h1>Sign-in failed</h1><p>${escape(message)}</p><p><a href="/rp/start">Start again</a></p>`);
+      if (error instanceof oidc.AuthorizationResponseError && error.error === 'access_denied') {
+        sendPage(
+          res,
+          200,
+          'Access declined',
+          `<h1>You declined</h1><p>You declined to let this application use your account, so nothing was shared with it.</p>
+<p class="muted">The platform answered <code>error=access_denied</code>.</p>${TRY_AGAIN}`,
+        );
+      } else if (error instanceof oidc.AuthorizationResponseError) {
+        failed(res, 400, `The platform answered ${error.error}${error.error_description ? `: ${error.error_description}` : ''}.`);
+      } else {
+        failed(res, 400, error instanceof Error ? error.message : String(error));
+      }
+      return;
     }
+    const user = await oidc.fetchUserInfo(await configuration(), tokens.access_token, tokens.claims()!.sub);
+    const curl = `curl -H 'Authorization: Bearer ${tokens.access_token}' '${config.publicUrl}${PING}'`;
+    const summary = { scope: tokens.scope, expires_in: tokens.expires_in, refresh_token: tokens.refresh_token ? '(issued)' : '(none)' };
+    sendPage(
+      res,
+      200,
+      'Signed in',
+      `<h1>Signed in as ${escapeHtml(String(user.name ?? user.sub))}</h1>
+<p>The relying party exchanged the code server-side and called userinfo with the access token.</p>
+<h2>Call the API</h2><p><code>GET ${PING}</code> is guarded by the platform's quota. Call it with the access token
+(valid for ${Number(tokens.expires_in)} s):</p><pre id="curl"><code>${escapeHtml(curl)}</code></pre>
+<h2>Quota left on ${PING}</h2>${await quotaLeft(config.publicUrl, tokens.access_token)}
+<h2>User info</h2><pre>${escapeHtml(JSON.stringify(user, null, 2))}</pre>
+<h2>Tokens</h2><pre>${escapeHtml(JSON.stringify(summary, null, 2))}</pre>
+<p><a href="/rp/start">Sign in again</a> · <a href="/">Start page</a></p>`,
+    );
   });
 
   return router;

@@ -15,10 +15,13 @@ import {
   type QuotaStore,
 } from 'courier-platform';
 import type { ExampleConfig } from './config.js';
+import { createMemorySessionStore, createPostgresSessionStore, createRedisSessionStore, type SessionStore } from './session-store.js';
 
 export interface ExampleStores {
   oauth: OAuthStore;
   quota: QuotaStore;
+  /** The demo's sign-in sessions, next to the platform's records. */
+  sessions: SessionStore;
   redis?: Redis | Cluster;
   pool?: pg.Pool;
   close(): Promise<void>;
@@ -36,6 +39,7 @@ export function createStores(config: ExampleConfig): ExampleStores {
     return {
       oauth: createRedisOAuthStore({ client: redis }),
       quota: createRedisQuotaStore({ client: redis }),
+      sessions: createRedisSessionStore(redis),
       redis,
       close: async () => void (await redis.quit()),
     };
@@ -46,9 +50,10 @@ export function createStores(config: ExampleConfig): ExampleStores {
     return {
       oauth: createPostgresOAuthStore({ pool }),
       quota: createPostgresQuotaStore({ pool }),
+      sessions: createPostgresSessionStore(pool),
       pool,
       close: () => pool.end(),
     };
   }
-  return { oauth: createMemoryOAuthStore(), quota: createMemoryQuotaStore(), close: async () => {} };
+  return { oauth: createMemoryOAuthStore(), quota: createMemoryQuotaStore(), sessions: createMemorySessionStore(), close: async () => {} };
 }

@@ -1,9 +1,10 @@
 /**
  * A real browser on the running example: Chromium (the Debian package, CHROMIUM_PATH in CI)
  * driven by playwright-core opens the example's relying party, signs in as demo on the host's
- * login page, approves on the platform's consent page and lands on /callback, which shows the
- * user's name. The consent page's screenshot is saved as test/artifacts/consent.png (ignored by
- * git). Without a Chromium binary the suite is skipped with a visible message, unless
+ * login page (after a wrong password, which keeps the user name), approves on the platform's
+ * consent page and lands on /callback, which shows the user's name, a curl for the quota-guarded
+ * API and the quota left. Screenshots of the consent and callback pages are saved in
+ * test/artifacts/ (ignored by git). Without a Chromium binary the suite is skipped with a visible message, unless
  * REQUIRE_SERVICES=1 (CI), where that is a failure.
  */
 import { existsSync } from 'node:fs';
@@ -80,7 +81,17 @@ describeBrowser('consent flow in Chromium on the running example', { timeout: 60
     expect(returnTo.searchParams.get('state')).toBeTruthy();
     expect(returnTo.searchParams.get('nonce')).toBeTruthy();
 
+    // A wrong password: the page says so and keeps the user name, so only the password is typed again.
     await page.fill('input[name="username"]', 'demo');
+    await page.fill('input[name="password"]', 'not-the-password');
+    const refused = page.waitForResponse((r: Response) => new URL(r.url()).pathname === '/login' && r.request().method() === 'POST');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    expect((await refused).status(), `the page says: ${await page.locator('body').innerText()}${diagnostics()}`).toBe(401);
+    await page.waitForLoadState('load');
+    expect(await page.getByRole('alert').textContent(), diagnostics()).toBe('Wrong user name or password.');
+    expect(await page.inputValue('input[name="username"]')).toBe('demo');
+    expect(await page.inputValue('input[name="password"]')).toBe('');
+
     await page.fill('input[name="password"]', 'demo');
     const consentResponse = page.waitForResponse((r: Response) => new URL(r.url()).pathname === '/oauth/authorize' && r.status() === 200);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -116,5 +127,12 @@ describeBrowser('consent flow in Chromium on the running example', { timeout: 60
     expect(landed.searchParams.get('iss')).toBe(`${base}/oauth`);
     const title = await page.locator('h1').first().textContent();
     expect(title, `the callback page says: ${(await page.locator('body').innerText()).slice(0, 500)}${diagnostics()}`).toBe('Signed in as Demo User');
+
+    // How to call the quota-guarded API with the access token, ready to copy, and the quota left.
+    const curl = (await page.locator('#curl').innerText()).trim();
+    expect(curl).toMatch(new RegExp(`^curl -H 'Authorization: Bearer [^'\\s]+' '${base}/openapi/v1/ping'$`));
+    expect(await page.getByRole('cell', { name: 'minute' }).isVisible()).toBe(true);
+    expect(await page.getByText('60 of 60 left').isVisible()).toBe(true);
+    await page.screenshot({ path: `${ARTIFACTS}callback.png`, fullPage: true });
   });
 });

@@ -20,6 +20,9 @@ const EXAMPLE_VARIABLES = [
   'DEMO_REDIRECT_URI',
   'COURIER_UPSTREAM_URL',
   'OAUTH_SIGNING_KEY',
+  'QUOTA_MINUTE',
+  'QUOTA_DAY',
+  'QUOTA_MONTH',
 ];
 
 async function freePort(): Promise<number> {

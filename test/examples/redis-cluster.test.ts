@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readConfig } from '../../examples/config.js';
 import { startExample, type RunningExample } from '../support/example.js';
+import { hiddenInput, signIn, Visitor } from './support.js';
 import { describeRedisCluster, startRedisCluster, type RedisCluster } from '../support/redis-cluster.js';
 
 async function scanNode(node: Redis, pattern: string): Promise<string[]> {
@@ -21,9 +22,6 @@ async function scanNode(node: Redis, pattern: string): Promise<string[]> {
   } while (cursor !== '0');
   return found;
 }
-
-/** `name=value; ...` of a response's Set-Cookie headers, to send back as a browser would. */
-const cookiesOf = (res: Response): string => res.headers.getSetCookie().map((cookie) => cookie.split(';')[0]).join('; ');
 
 describe('REDIS_CLUSTER_NODES', () => {
   it('lists the seed nodes of the cluster, and is absent by default', () => {
@@ -68,35 +66,25 @@ describeRedisCluster('the example on a Redis Cluster (STORE=redis, REDIS_CLUSTER
     })}`;
 
     // Signed out, the platform sends the user to the host's login page, which comes back here.
-    let res = await fetch(authorize, { redirect: 'manual' });
-    expect(res.status, diagnostics()).toBe(302);
-    const login = new URL(res.headers.get('location')!, base);
-    expect(login.pathname).toBe('/login');
-    res = await fetch(`${base}/login`, {
-      method: 'POST',
-      redirect: 'manual',
-      body: new URLSearchParams({ username: 'demo', password: 'demo', return_to: login.searchParams.get('return_to')! }),
-    });
-    expect(res.status).toBe(303);
-    const cookie = cookiesOf(res);
-    res = await fetch(new URL(res.headers.get('location')!, base), { headers: { cookie }, redirect: 'manual' });
-    expect(res.status, diagnostics()).toBe(200);
-    const transaction = /<input type="hidden" name="transaction" value="([^"]*)">/.exec(await res.text())?.[1]?.replace(/&amp;/g, '&');
+    const browser = new Visitor(base);
+    const toLogin = await browser.request(authorize);
+    expect(toLogin.status, diagnostics()).toBe(302);
+    expect(toLogin.location?.pathname).toBe('/login');
+    const signedIn = await signIn(browser, 'demo', 'demo', toLogin.location!.searchParams.get('return_to')!);
+    expect(signedIn.status, diagnostics()).toBe(303);
+    const consent = await browser.follow(signedIn);
+    expect(consent.status, diagnostics()).toBe(200);
+    const transaction = hiddenInput(consent.text, 'transaction');
     expect(transaction, 'the consent page has a transaction field').toBeTruthy();
 
-    res = await fetch(`${base}/oauth/consent`, {
-      method: 'POST',
-      headers: { cookie },
-      redirect: 'manual',
-      body: new URLSearchParams({ transaction: transaction!, decision: 'approve' }),
-    });
-    expect(res.status, diagnostics()).toBe(302);
-    const callback = new URL(res.headers.get('location')!);
+    const approved = await browser.submit('/oauth/consent', { transaction: transaction!, decision: 'approve' });
+    expect([302, 303], diagnostics()).toContain(approved.status);
+    const callback = approved.location!;
     expect(`${callback.origin}${callback.pathname}`).toBe(redirectUri);
     const code = callback.searchParams.get('code');
     expect(code, callback.search).toBeTruthy();
 
-    res = await fetch(`${base}/oauth/token`, {
+    let res = await fetch(`${base}/oauth/token`, {
       method: 'POST',
       headers: { authorization: `Basic ${Buffer.from('demo-client:demo-secret').toString('base64')}` },
       body: new URLSearchParams({ grant_type: 'authorization_code', code: code!, redirect_uri: redirectUri, code_verifier: verifier }),

@@ -44,17 +44,17 @@ export function loginRoutes(cookies: SignedCookies, publicUrl: string): { router
   router.post('/login', express.urlencoded({ extended: false, limit: '8kb' }), async (req, res) => {
     const { username = '', password = '', return_to: returnTo } = req.body as Record<string, string | undefined>;
     const ip = req.socket.remoteAddress ?? 'unknown';
-    const wait = await throttle.check(username, ip);
-    if (wait > 0) {
+    const attempt = await throttle.attempt(username, ip);
+    if (attempt.retryAfter > 0) {
+      const wait = attempt.retryAfter;
       res.status(429).set('retry-after', String(wait)).type('html').send(page(safeReturn(returnTo), `Too many attempts; try again in ${wait} s.`));
       return;
     }
     if (username !== DEMO_USER.username || password !== DEMO_USER.password) {
-      await throttle.failed(username, ip);
       res.status(401).type('html').send(page(safeReturn(returnTo), 'Wrong user name or password.'));
       return;
     }
-    await throttle.succeeded(username);
+    await attempt.succeeded();
     cookies.set(res, SESSION_COOKIE, { sub: DEMO_USER.claims.sub, auth_time: Math.floor(Date.now() / 1000) } satisfies Session, SESSION_SECONDS);
     res.redirect(303, safeReturn(returnTo));
   });

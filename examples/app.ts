@@ -63,6 +63,7 @@ export async function createExampleApp(config: ExampleConfig, stores: ExampleSto
     sessions: createSessions(stores.sessions, secure),
     tokens: formTokens(config.sessionSecret),
     secure,
+    store: stores.oauth,
   });
 
   let sandbox: Awaited<ReturnType<typeof startSandbox>> | undefined;

@@ -4,7 +4,7 @@
  * are limited per user name and per IP with the library's `createLoginThrottle()`.
  */
 import express, { type Request, type Response, type Router } from 'express';
-import { createLoginThrottle, type OAuthUser } from 'courier-platform';
+import { createLoginThrottle, type OAuthStore, type OAuthUser } from 'courier-platform';
 import { formBody, formFields, refused, sameOriginOnly, type FormTokens } from './forms.js';
 import { escapeHtml, sendPage } from './pages.js';
 import { cookieOptions, randomId, readCookie, type Sessions } from './session.js';
@@ -24,6 +24,8 @@ export interface LoginOptions {
   tokens: FormTokens;
   /** Cookies get the Secure flag (PUBLIC_URL is https). */
   secure: boolean;
+  /** The platform's OAuth store: on Redis or PostgreSQL, every process shares one budget of failed logins. */
+  store: OAuthStore;
 }
 
 export interface Login {
@@ -33,8 +35,8 @@ export interface Login {
   status(req: Request): Promise<string>;
 }
 
-export function loginRoutes({ publicUrl, sessions, tokens, secure }: LoginOptions): Login {
-  const throttle = createLoginThrottle();
+export function loginRoutes({ publicUrl, sessions, tokens, secure, store }: LoginOptions): Login {
+  const throttle = createLoginThrottle({ store });
   const router = express.Router();
   const publicOrigin = new URL(publicUrl).origin;
 
@@ -90,18 +92,19 @@ export function loginRoutes({ publicUrl, sessions, tokens, secure }: LoginOption
       return;
     }
     const ip = req.ip ?? 'unknown';
-    const wait = await throttle.check(username, ip);
+    // Counted before the password is checked, so a burst of guesses cannot get past the limit.
+    const attempt = await throttle.attempt(username, ip);
+    const wait = attempt.retryAfter;
     if (wait > 0) {
       res.set('retry-after', String(wait));
       form(req, res, 429, { returnTo, username, message: `Too many attempts; try again in ${wait} s.` });
       return;
     }
     if (username !== DEMO_USER.username || password !== DEMO_USER.password) {
-      await throttle.failed(username, ip);
       form(req, res, 401, { returnTo, username, message: 'Wrong user name or password.' });
       return;
     }
-    await throttle.succeeded(username);
+    await attempt.succeeded();
     await sessions.start(req, res, { sub: DEMO_USER.claims.sub, auth_time: Math.floor(Date.now() / 1000) });
     res.clearCookie(PRE_SESSION_COOKIE, cookieOptions(secure, '/login'));
     res.redirect(303, returnTo);

@@ -31,7 +31,7 @@ export type {
 } from './oauth/options.js';
 export type { SigningKeyInput } from './oauth/keys.js';
 export { hashClientSecret, verifyClientSecret } from './oauth/client-secret.js';
-export { createLoginThrottle, type LoginThrottle } from './oauth/throttle.js';
+export { createLoginThrottle, type LoginAttempt, type LoginThrottle, type LoginThrottleOptions } from './oauth/throttle.js';
 export {
   createMemoryOAuthStore,
   createRedisOAuthStore,
@@ -47,6 +47,7 @@ export {
   type RedisLike,
   type PgQueryable,
   type PostgresOAuthStore,
+  type RedisOAuthStore,
 } from './oauth/store/index.js';
 export type { QuotaOptions } from './options.js';
 export type { TokenVerifier, GuardVerdict } from './openapi/guard.js';

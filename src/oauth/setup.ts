@@ -114,6 +114,8 @@ export function createOAuth(options: OAuthOptions, shared: OAuthShared): OAuthSe
     clientAuthThrottle: createFailureThrottle({
       failures: options.bruteForce?.clientAuthFailures ?? 10,
       windowSeconds: options.bruteForce?.windowSeconds ?? 900,
+      name: 'client-auth',
+      store,
     }),
     logger: shared.logger,
     clientIp: shared.clientIp,

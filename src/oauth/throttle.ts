@@ -1,66 +1,199 @@
-import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { createHash } from 'node:crypto';
+import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { PostgresOAuthStore, PostgresRateLimitStore } from './store/postgres.js';
+import type { RedisOAuthStore, RedisRateLimitStore } from './store/redis.js';
+import type { OAuthStore } from './store/types.js';
 
 /**
- * Brute-force protection built on rate-limiter-flexible: failures are counted per key (a client
- * id, a user name, an IP), and a key that used up its failures is refused before any secret is
- * checked. Keys are counted whether the client or user exists or not, so a refusal reveals nothing.
+ * Brute-force protection built on rate-limiter-flexible. Every attempt reserves one failure on
+ * each of its keys (an IP, a client id, a user name) before the secret is checked, so concurrent
+ * guesses cannot pass the limit together; a success gives back only its own reservation, so it
+ * never erases failures that other attempts made. Keys are counted whether the client or user
+ * exists or not, so a refusal reveals nothing.
  */
+export interface ThrottledAttempt {
+  /** 0 when the secret may be checked; otherwise the seconds to wait (answer 429 with Retry-After). */
+  readonly retryAfter: number;
+  /** The secret was right (or never checked): gives back this attempt's reservation, once. */
+  release(): Promise<void>;
+}
+
 export interface FailureThrottle {
-  /** Seconds until every given key may try again; 0 when none is blocked. */
-  blockedFor(keys: readonly string[]): Promise<number>;
-  recordFailure(keys: readonly string[]): Promise<void>;
-  /** Forgets the failures of a key after a success (the per-IP count is left alone on purpose). */
-  forget(key: string): Promise<void>;
+  /** Keys are checked and reserved in the given order: put the caller's IP first. */
+  attempt(keys: readonly string[]): Promise<ThrottledAttempt>;
 }
 
 export interface FailureThrottleOptions {
   /** Failures allowed per key within the window. */
   failures: number;
   windowSeconds: number;
+  /** Names the counters, so two throttles on one store keep apart. */
+  name: string;
+  /** Count on this store's Redis or PostgreSQL, shared by every process on it; else in memory. */
+  store?: OAuthStore;
 }
 
-export function createFailureThrottle({ failures, windowSeconds }: FailureThrottleOptions): FailureThrottle {
-  const limiter = new RateLimiterMemory({ points: failures, duration: windowSeconds });
+/** The limiter's table, in the PostgreSQL store's schema. */
+const RATE_LIMIT_TABLE = 'oauth_rate_limits';
+
+interface Limits {
+  points: number;
+  duration: number;
+  keyPrefix: string;
+}
+
+type LimiterSource = () => Promise<RateLimiterAbstract>;
+
+function memoryLimiter(base: Limits): LimiterSource {
+  const limiter = Promise.resolve(new RateLimiterMemory(base));
+  return () => limiter;
+}
+
+function redisLimiter(base: Limits, shared: RedisRateLimitStore): LimiterSource {
+  const client = shared.client as Partial<Record<'multi' | 'defineCommand', unknown>>;
+  if (typeof client.multi !== 'function' || typeof client.defineCommand !== 'function') {
+    throw new TypeError(
+      'createRedisOAuthStore: the brute-force limits need its client to be an ioredis Redis or Cluster (with multi and defineCommand)',
+    );
+  }
+  const limiter = Promise.resolve(new RateLimiterRedis({ ...base, storeClient: client, keyPrefix: `${shared.keyPrefix}limits:${base.keyPrefix}` }));
+  return () => limiter;
+}
+
+/**
+ * The table is created (by rate-limiter-flexible, unless the store leaves migrations to the
+ * operator) once the store's own migration has made the schema. A failed start is retried by the
+ * next attempt. Statement names are dropped: pg refuses one name for two texts on a connection,
+ * which two schemas on one pool would otherwise do.
+ */
+function postgresLimiter(base: Limits, shared: PostgresRateLimitStore): LimiterSource {
+  const storeClient = { query: ({ text, values }: { text: string; values?: unknown[] }) => shared.pool.query(text, values) };
+  let limiter: Promise<RateLimiterAbstract> | undefined;
+  const start = async () => {
+    await shared.ready();
+    let created: RateLimiterPostgres | undefined;
+    await new Promise<void>((resolve, reject) => {
+      const options = { ...base, storeClient, storeType: 'pool', schemaName: shared.schema, tableName: RATE_LIMIT_TABLE, tableCreated: !shared.createTable };
+      created = new RateLimiterPostgres(options, (error?: unknown) => (error ? reject(error) : resolve()));
+    });
+    return created!;
+  };
+  return () => {
+    limiter ??= start().catch((error: unknown) => {
+      limiter = undefined;
+      throw error;
+    });
+    return limiter;
+  };
+}
+
+/** Fixed length whatever the caller sent (PostgreSQL keys are varchar(255)), and no user name or IP in the clear. */
+const storedKey = (key: string) => createHash('sha256').update(key).digest('base64url');
+
+const secondsUntil = (ms: number) => Math.max(Math.ceil(ms / 1000), 1);
+
+export function createFailureThrottle({ failures, windowSeconds, name, store }: FailureThrottleOptions): FailureThrottle {
+  const base: Limits = { points: failures, duration: windowSeconds, keyPrefix: name };
+  // The Redis and PostgreSQL stores say where they let the limits count; other stores do not.
+  const shared = (store as Partial<RedisOAuthStore | PostgresOAuthStore> | undefined)?.rateLimitStore;
+  const limiter =
+    shared?.kind === 'redis' ? redisLimiter(base, shared) : shared?.kind === 'postgres' ? postgresLimiter(base, shared) : memoryLimiter(base);
+  const refused = (ms: number): ThrottledAttempt => ({ retryAfter: secondsUntil(ms), release: async () => {} });
+
   return {
-    async blockedFor(keys) {
-      const states = await Promise.all(keys.map((key) => limiter.get(key)));
-      let wait = 0;
-      for (const state of states) {
-        if (state && state.consumedPoints >= failures) wait = Math.max(wait, Math.ceil(state.msBeforeNext / 1000), 1);
+    async attempt(names) {
+      const counters = await limiter();
+      const keys = names.map(storedKey);
+      // A key already at its limit refuses without touching any count, so a blocked IP cannot
+      // run up a client's count, nor a blocked client its legitimate caller's IP.
+      const states = await Promise.all(keys.map((key) => counters.get(key)));
+      const blocked = states.filter((state) => state !== null && state.consumedPoints >= failures && state.msBeforeNext > 0);
+      if (blocked.length > 0) return refused(Math.max(...blocked.map((state) => state!.msBeforeNext)));
+      // One key after the other: an attempt that loses the race for the limit on a key has
+      // reserved nothing on the keys after it. What it reserved before stays counted.
+      for (const key of keys) {
+        const reserved = await counters.penalty(key);
+        if (reserved.consumedPoints > failures) return refused(reserved.msBeforeNext);
       }
-      return wait;
-    },
-    async recordFailure(keys) {
-      await Promise.all(keys.map((key) => limiter.penalty(key, 1)));
-    },
-    async forget(key) {
-      await limiter.delete(key);
+      let released = false;
+      return {
+        retryAfter: 0,
+        async release() {
+          if (released) return;
+          released = true;
+          await Promise.all(
+            keys.map(async (key) => {
+              const left = await counters.reward(key);
+              // The window ended while the secret was checked, and the give-back opened the next one below zero.
+              if (left.consumedPoints < 0) await counters.penalty(key);
+            }),
+          );
+        },
+      };
     },
   };
 }
 
+export interface LoginAttempt {
+  /** 0 when the password may be checked; otherwise the seconds to wait (answer 429 with Retry-After). */
+  readonly retryAfter: number;
+  /** The password was right: gives back this attempt's reservation. A wrong password needs no call. */
+  succeeded(): Promise<void>;
+}
+
 export interface LoginThrottle {
-  /** Seconds the user name or IP must wait before another attempt; 0 when allowed. */
-  check(username: string, ip: string): Promise<number>;
-  failed(username: string, ip: string): Promise<void>;
-  succeeded(username: string): Promise<void>;
+  /** Call before checking the password: reserves one failure for the user name and for the IP. */
+  attempt(username: string, ip: string): Promise<LoginAttempt>;
+}
+
+export interface LoginThrottleOptions {
+  /** Failed logins allowed per user name and per IP within the window. Default 5. */
+  failures?: number;
+  /** Default 900 (15 minutes). */
+  windowSeconds?: number;
+  /**
+   * The platform's OAuth store: on a Redis or PostgreSQL store the counts live there, shared by
+   * every process on it. Default: in process memory.
+   */
+  store?: OAuthStore;
+}
+
+function positiveInteger(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new TypeError(`createLoginThrottle: ${field} must be a positive integer`);
+  }
+  return value;
+}
+
+function stringArgument(value: unknown, argument: string): string {
+  if (typeof value !== 'string') {
+    throw new TypeError(`LoginThrottle.attempt: ${argument} must be a string, got ${Array.isArray(value) ? 'an array' : typeof value}`);
+  }
+  return value;
 }
 
 /**
- * For the host's login page: limits failed logins per user name and per IP.
+ * For the host's login page: limits failed logins per user name (any case) and per IP.
  *
  * @example
- * const logins = createLoginThrottle();
- * const wait = await logins.check(username, req.ip);
- * if (wait > 0) return res.status(429).set('Retry-After', String(wait)).send('Too many attempts');
- * if (!valid) await logins.failed(username, req.ip); else await logins.succeeded(username);
+ * const logins = createLoginThrottle({ store }); // the platform's OAuth store
+ * const attempt = await logins.attempt(username, req.ip);
+ * if (attempt.retryAfter > 0) return res.status(429).set('Retry-After', String(attempt.retryAfter)).send('Too many attempts');
+ * if (!valid) return res.status(401).send('Wrong user name or password'); // the attempt stays counted
+ * await attempt.succeeded();
  */
-export function createLoginThrottle(options: Partial<FailureThrottleOptions> = {}): LoginThrottle {
-  const throttle = createFailureThrottle({ failures: options.failures ?? 5, windowSeconds: options.windowSeconds ?? 900 });
-  const keys = (username: string, ip: string) => [`user:${username.toLowerCase()}`, `ip:${ip}`];
+export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginThrottle {
+  const throttle = createFailureThrottle({
+    failures: positiveInteger(options.failures ?? 5, 'failures'),
+    windowSeconds: positiveInteger(options.windowSeconds ?? 900, 'windowSeconds'),
+    name: 'login',
+    store: options.store,
+  });
   return {
-    check: (username, ip) => throttle.blockedFor(keys(username, ip)),
-    failed: (username, ip) => throttle.recordFailure(keys(username, ip)),
-    succeeded: (username) => throttle.forget(`user:${username.toLowerCase()}`),
+    async attempt(username, ip) {
+      const keys = [`ip:${stringArgument(ip, 'ip')}`, `user:${stringArgument(username, 'username').toLowerCase()}`];
+      const attempt = await throttle.attempt(keys);
+      return { retryAfter: attempt.retryAfter, succeeded: () => attempt.release() };
+    },
   };
 }

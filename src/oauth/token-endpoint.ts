@@ -46,30 +46,45 @@ function presentedCredentials(request: PlatformRequest, form: Record<string, str
   return { clientId: form.client_id };
 }
 
-async function authenticateClient(request: PlatformRequest, form: Record<string, string>, context: OAuthContext): Promise<OAuthClientRecord> {
-  const presented = presentedCredentials(request, form);
-  const keys = [`client:${presented.clientId}`, `ip:${context.clientIp(request)}`];
-  const wait = await context.clientAuthThrottle.blockedFor(keys);
-  if (wait > 0) {
-    throw new OAuthProtocolError('invalid_client', `too many failed client authentications; retry in ${wait} seconds`, 429, { 'retry-after': String(wait) });
-  }
+/** The presented secret is right; an unknown client costs the same scrypt work as a wrong secret. */
+async function verifyPresented(presented: PresentedCredentials, context: OAuthContext): Promise<OAuthClientRecord | undefined> {
   const client = await context.store.getClient(presented.clientId);
-  let valid: boolean;
   if (!client) {
     await verifyClientSecret(presented.secret ?? '', DECOY_HASH);
-    valid = false;
-  } else if (client.secretHash) {
-    valid = presented.secret !== undefined && (await context.verifySecret(presented.secret, client.secretHash));
-  } else {
-    // A public client has no secret; it proves itself with PKCE instead.
-    valid = presented.secret === undefined;
+    return undefined;
   }
-  if (!client || !valid) {
-    await context.clientAuthThrottle.recordFailure(keys);
+  // A public client has no secret; it proves itself with PKCE instead.
+  if (!client.secretHash) return presented.secret === undefined ? client : undefined;
+  return presented.secret !== undefined && (await context.verifySecret(presented.secret, client.secretHash)) ? client : undefined;
+}
+
+/**
+ * RFC 6749 2.3.1 and 10.10: every attempt reserves a failure on the caller's IP and on the client
+ * id before the secret is checked, so no burst of guesses runs more checks than the limit. A
+ * success gives back only its own reservation: failures made by others stay counted.
+ */
+async function authenticateClient(request: PlatformRequest, form: Record<string, string>, context: OAuthContext): Promise<OAuthClientRecord> {
+  const presented = presentedCredentials(request, form);
+  const attempt = await context.clientAuthThrottle.attempt([`ip:${context.clientIp(request)}`, `client:${presented.clientId}`]);
+  if (attempt.retryAfter > 0) {
+    throw new OAuthProtocolError('invalid_client', `too many failed client authentications; retry in ${attempt.retryAfter} seconds`, 429, {
+      'retry-after': String(attempt.retryAfter),
+    });
+  }
+  let client: OAuthClientRecord | undefined;
+  try {
+    client = await verifyPresented(presented, context);
+  } catch (error) {
+    // No verdict (the store failed): not a failure of the caller.
+    await attempt.release().catch(() => undefined);
+    throw error;
+  }
+  if (!client) {
+    // The reservation stays: it is this failure.
     context.logger.info('client authentication failed', { clientId: presented.clientId });
     throw invalidClient();
   }
-  await context.clientAuthThrottle.forget(keys[0]!);
+  await attempt.release();
   return client;
 }
 

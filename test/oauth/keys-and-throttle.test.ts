@@ -1,8 +1,11 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadKeyRing } from '../../src/oauth/keys.js';
-import { createLoginThrottle } from '../../src/oauth/throttle.js';
+import { createPostgresOAuthStore, createRedisOAuthStore, type RedisLike } from '../../src/oauth/store/index.js';
+import { createLoginThrottle, type LoginThrottle } from '../../src/oauth/throttle.js';
+import { describePostgres, describeRedis } from '../support/services.js';
+import { memoryStores, postgresStores, redisStores, type StoreFactory } from './shared-stores.js';
 
 describe('signing keys from options (PEM or JWK), newest first', () => {
   it('a PEM key publishes its public half with a thumbprint kid and RS256', async () => {
@@ -40,30 +43,179 @@ describe('signing keys from options (PEM or JWK), newest first', () => {
   });
 });
 
-describe('createLoginThrottle: failed logins per user name and per IP', () => {
-  it('blocks a user name after its failures, from any IP, with the seconds to wait', async () => {
-    const logins = createLoginThrottle({ failures: 3, windowSeconds: 60 });
-    for (let i = 0; i < 3; i++) {
-      expect(await logins.check('Demo', `10.0.0.${i}`)).toBe(0);
-      await logins.failed('Demo', `10.0.0.${i}`);
-    }
-    const wait = await logins.check('demo', '10.0.0.99');
+/** `failures` attempts at once: how many may check the password, and what the rest must wait. */
+async function burst(logins: LoginThrottle[], count: number, username: string, ip: (i: number) => string) {
+  const attempts = await Promise.all(Array.from({ length: count }, (_, i) => logins[i % logins.length]!.attempt(username, ip(i))));
+  return { allowed: attempts.filter((a) => a.retryAfter === 0).length, waits: attempts.filter((a) => a.retryAfter > 0).map((a) => a.retryAfter) };
+}
+
+function loginThrottleSuite(makeStores: () => StoreFactory) {
+  let stores: StoreFactory;
+  beforeEach(() => {
+    stores = makeStores();
+  });
+  afterEach(async () => {
+    await stores.close();
+  });
+  const throttle = (failures: number) => createLoginThrottle({ failures, windowSeconds: 60, store: stores.open() });
+
+  it('blocks a user name after its failures, from any IP and in any case, with the seconds to wait', async () => {
+    const logins = throttle(3);
+    for (let i = 0; i < 3; i++) expect((await logins.attempt('Demo', `10.0.0.${i}`)).retryAfter).toBe(0);
+    const wait = (await logins.attempt('demo', '10.0.0.99')).retryAfter;
     expect(wait).toBeGreaterThan(0);
     expect(wait).toBeLessThanOrEqual(60);
   });
 
-  it('blocks an IP that tries many user names', async () => {
-    const logins = createLoginThrottle({ failures: 3, windowSeconds: 60 });
-    for (const user of ['a', 'b', 'c']) await logins.failed(user, '192.0.2.7');
-    expect(await logins.check('someone-else', '192.0.2.7')).toBeGreaterThan(0);
-    expect(await logins.check('someone-else', '192.0.2.8')).toBe(0);
+  it('blocks an IP that tries many user names, and only that IP', async () => {
+    const logins = throttle(3);
+    for (const user of ['a', 'b', 'c']) await logins.attempt(user, '192.0.2.7');
+    expect((await logins.attempt('someone-else', '192.0.2.7')).retryAfter).toBeGreaterThan(0);
+    expect((await logins.attempt('someone-else', '192.0.2.8')).retryAfter).toBe(0);
   });
 
-  it('a successful login clears the user name, not the IP', async () => {
-    const logins = createLoginThrottle({ failures: 2, windowSeconds: 60 });
-    await logins.failed('demo', '198.51.100.1');
-    await logins.succeeded('demo');
-    await logins.failed('demo', '198.51.100.2');
-    expect(await logins.check('demo', '198.51.100.3')).toBe(0);
+  it('100 concurrent attempts at one user name let exactly the limit check a password', async () => {
+    const { allowed, waits } = await burst([throttle(5)], 100, 'demo', (i) => `198.18.0.${i}`);
+    expect(allowed).toBe(5);
+    expect(waits).toHaveLength(95);
+    for (const wait of waits) expect(wait).toBeGreaterThan(0);
+  });
+
+  it('100 concurrent attempts from one IP let exactly the limit check a password', async () => {
+    const { allowed } = await burst([throttle(5)], 100, 'demo', () => '198.18.1.1');
+    expect(allowed).toBe(5);
+  });
+
+  it("a successful login gives back its own attempt only: failures from other IPs stay counted", async () => {
+    const logins = throttle(3);
+    for (const ip of ['198.51.100.1', '198.51.100.2']) expect((await logins.attempt('demo', ip)).retryAfter).toBe(0);
+    for (let i = 0; i < 5; i++) {
+      const own = await logins.attempt('demo', '203.0.113.9');
+      expect(own.retryAfter).toBe(0);
+      await own.succeeded();
+    }
+    expect((await logins.attempt('demo', '198.51.100.3')).retryAfter).toBe(0);
+    expect((await logins.attempt('demo', '198.51.100.4')).retryAfter).toBeGreaterThan(0);
+  });
+
+  it('succeeded() gives back the reservation once, however often it is called', async () => {
+    const logins = throttle(2);
+    await logins.attempt('demo', '198.51.100.1');
+    const own = await logins.attempt('demo', '203.0.113.9');
+    for (let i = 0; i < 3; i++) await own.succeeded();
+    expect((await logins.attempt('demo', '198.51.100.2')).retryAfter).toBe(0);
+    expect((await logins.attempt('demo', '198.51.100.3')).retryAfter).toBeGreaterThan(0);
+  });
+}
+
+describe('createLoginThrottle: failed logins per user name and per IP, in memory', () => {
+  loginThrottleSuite(memoryStores);
+
+  it.each([42, undefined, ['demo', 'other'], { toLowerCase: () => 'demo' }])('throws a TypeError naming the user name for %j', async (username) => {
+    const error: unknown = await createLoginThrottle().attempt(username as never, '192.0.2.1').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as TypeError).message).toMatch(/^LoginThrottle\.attempt: username must be a string, got /);
+  });
+
+  it('throws a TypeError naming the IP when it is not a string', async () => {
+    await expect(createLoginThrottle().attempt('demo', undefined as never)).rejects.toThrow(/ip must be a string, got undefined/);
+  });
+
+  it.each([
+    [{ failures: 0 }, /failures must be a positive integer/],
+    [{ failures: 2.5 }, /failures must be a positive integer/],
+    [{ windowSeconds: -1 }, /windowSeconds must be a positive integer/],
+  ])('refuses %j at creation', (options, message) => {
+    expect(() => createLoginThrottle(options)).toThrow(message);
+  });
+
+  it('refuses a Redis store whose client is not an ioredis Redis or Cluster, naming the client', () => {
+    const bare: RedisLike = { get: async () => null, set: async () => 'OK', hmget: async () => [], evalsha: async () => 0, eval: async () => 0 };
+    expect(() => createLoginThrottle({ store: createRedisOAuthStore({ client: bare }) })).toThrow(/createRedisOAuthStore: .*ioredis Redis or Cluster/);
+  });
+
+  it('two instances in memory count apart: memory is per process', async () => {
+    const stores = memoryStores();
+    const [a, b] = [createLoginThrottle({ failures: 1, store: stores.open() }), createLoginThrottle({ failures: 1, store: stores.open() })];
+    expect((await a.attempt('demo', '192.0.2.1')).retryAfter).toBe(0);
+    expect((await b.attempt('demo', '192.0.2.1')).retryAfter).toBe(0);
+  });
+});
+
+function sharedLoginSuite(makeStores: () => StoreFactory) {
+  loginThrottleSuite(makeStores);
+
+  it('two instances on one store, used in turn, share one budget', async () => {
+    const stores = makeStores();
+    try {
+      const instances = [createLoginThrottle({ failures: 5, store: stores.open() }), createLoginThrottle({ failures: 5, store: stores.open() })];
+      const answers: number[] = [];
+      for (let i = 0; i < 12; i++) answers.push((await instances[i % 2]!.attempt('demo', `198.51.100.${i}`)).retryAfter);
+      expect(answers.filter((wait) => wait === 0)).toHaveLength(5);
+      expect(answers.slice(0, 5)).toEqual([0, 0, 0, 0, 0]);
+    } finally {
+      await stores.close();
+    }
+  });
+
+  it('100 concurrent attempts spread over two instances on one store let exactly the limit through', async () => {
+    const stores = makeStores();
+    try {
+      const instances = [createLoginThrottle({ failures: 5, store: stores.open() }), createLoginThrottle({ failures: 5, store: stores.open() })];
+      expect((await burst(instances, 100, 'demo', (i) => `198.18.2.${i}`)).allowed).toBe(5);
+    } finally {
+      await stores.close();
+    }
+  });
+}
+
+describeRedis('createLoginThrottle on the Redis OAuth store', () => {
+  sharedLoginSuite(redisStores);
+
+  it('keeps its counts under the store prefix, for no longer than the window', async () => {
+    const stores = redisStores();
+    try {
+      await createLoginThrottle({ windowSeconds: 60, store: stores.open() }).attempt('demo', '192.0.2.1');
+      const [, keys] = await stores.client().scan('0', 'MATCH', `${stores.prefix}limits:login:*`, 'COUNT', 1000);
+      expect(keys).toHaveLength(2);
+      for (const key of keys) {
+        const ttl = await stores.client().pttl(key);
+        expect(ttl).toBeGreaterThan(0);
+        expect(ttl).toBeLessThanOrEqual(60_000);
+      }
+    } finally {
+      await stores.close();
+    }
+  });
+});
+
+describePostgres('createLoginThrottle on the PostgreSQL OAuth store', () => {
+  sharedLoginSuite(postgresStores);
+
+  it("keeps its counts in the store's schema, table oauth_rate_limits", async () => {
+    const stores = postgresStores();
+    try {
+      await createLoginThrottle({ store: stores.open() }).attempt('demo', '192.0.2.1');
+      const { rows } = await stores.pool().query('SELECT count(*)::int AS n FROM "' + stores.schema + '".oauth_rate_limits');
+      expect(rows[0].n).toBe(2);
+    } finally {
+      await stores.close();
+    }
+  });
+
+  it('with migrate: false it creates nothing, and the documented table is all it needs', async () => {
+    const stores = postgresStores({ migrate: false });
+    try {
+      await createPostgresOAuthStore({ pool: stores.pool(), schema: stores.schema }).migrate();
+      const logins = createLoginThrottle({ failures: 1, store: stores.open() });
+      await expect(logins.attempt('demo', '192.0.2.1')).rejects.toThrow(/oauth_rate_limits" does not exist/);
+      await stores.pool().query(
+        `CREATE TABLE "${stores.schema}".oauth_rate_limits (key varchar(255) PRIMARY KEY, points integer NOT NULL DEFAULT 0, expire bigint)`,
+      );
+      expect((await logins.attempt('demo', '192.0.2.1')).retryAfter).toBe(0);
+      expect((await logins.attempt('demo', '192.0.2.2')).retryAfter).toBeGreaterThan(0);
+    } finally {
+      await stores.close();
+    }
   });
 });

@@ -9,6 +9,7 @@
  *                                                                         pk (grant_id, kind, hash)
  *   oauth_grants    (grant_id pk, revoked_until, expires_at)
  *   oauth_consents  (sub, client_id, scopes text[])                          pk (sub, client_id)
+ *   oauth_rate_limits (key pk, points, expire)   brute-force counters, created by rate-limiter-flexible
  *
  * Records are `json`, not `jsonb`: json keeps the exact text (key order, numbers, any string
  * jsonb would refuse such as \u0000) and costs nothing to write; nothing queries inside them.
@@ -49,7 +50,20 @@ export interface PostgresOAuthStoreOptions {
   migrate?: boolean;
 }
 
+/** What the brute-force limits need to count on this store (rate-limiter-flexible's RateLimiterPostgres). */
+export interface PostgresRateLimitStore {
+  readonly kind: 'postgres';
+  readonly pool: PgQueryable;
+  readonly schema: string;
+  /** Resolves once the store's migration (if any) made the schema. */
+  ready(): Promise<void>;
+  /** Whether the limiter may create its table; false with `migrate: false`. */
+  readonly createTable: boolean;
+}
+
 export interface PostgresOAuthStore extends OAuthStore {
+  /** Lets the client-authentication limit and `createLoginThrottle({ store })` count in this schema. */
+  readonly rateLimitStore: PostgresRateLimitStore;
   /** Creates the schema, tables and indexes when missing. Idempotent, and safe to run concurrently. */
   migrate(): Promise<void>;
   /**
@@ -142,6 +156,8 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
 
   return {
     migrate: startMigration,
+
+    rateLimitStore: { kind: 'postgres', pool, schema, ready: ensureReady, createTable: autoMigrate },
 
     deleteExpired,
 

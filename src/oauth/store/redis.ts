@@ -10,6 +10,7 @@
  *   p{g}:revoked    string revoked until (ms)                                        PX to until
  *   p client:id     string the client record (JSON)                                  no expiry
  *   p consent:sub:c string the approved scopes (JSON array)                          no expiry
+ *   p limits:n:k    string a brute-force count, n client-auth or login (rate-limiter-flexible) EX the window
  *
  * Every key of a grant carries the `{g}` hash tag, so they live in one Cluster slot and the Lua
  * scripts below may touch them together. Encoding the components means no id can forge a `{`, `}`
@@ -52,6 +53,19 @@ export interface RedisOAuthStoreOptions {
   prefix?: string;
   /** Time source for expiry (default `Date.now`). */
   now?: Clock;
+}
+
+/** What the brute-force limits need to count on this store (rate-limiter-flexible's RateLimiterRedis). */
+export interface RedisRateLimitStore {
+  readonly kind: 'redis';
+  readonly client: RedisLike;
+  /** The store's key prefix: the counters live under `<prefix>limits:`. */
+  readonly keyPrefix: string;
+}
+
+export interface RedisOAuthStore extends OAuthStore {
+  /** Lets the client-authentication limit and `createLoginThrottle({ store })` count on this Redis. */
+  readonly rateLimitStore: RedisRateLimitStore;
 }
 
 interface Script {
@@ -134,7 +148,7 @@ return 1
  * import { Redis } from 'ioredis';
  * const store = createRedisOAuthStore({ client: new Redis(process.env.REDIS_URL!) });
  */
-export function createRedisOAuthStore(options: RedisOAuthStoreOptions): OAuthStore {
+export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAuthStore {
   const { client } = options;
   const prefix = options.prefix ?? 'cp:oauth:';
   const now = options.now ?? systemClock;
@@ -182,6 +196,8 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): OAuthSto
   }
 
   return {
+    rateLimitStore: { kind: 'redis', client, keyPrefix: prefix },
+
     async getClient(clientId) {
       const json = await client.get(keys.client(clientId));
       return json === null ? undefined : (JSON.parse(json) as OAuthClientRecord);

@@ -1,0 +1,71 @@
+/**
+ * OAuth stores for tests of counts that several platform instances share: each `open()` is one
+ * more store on its own connection (ioredis client, pg pool) and the same data, as a second
+ * process would have. Every factory works under a key prefix or schema of its own.
+ */
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { createMemoryOAuthStore, createPostgresOAuthStore, createRedisOAuthStore, type OAuthStore } from '../../src/oauth/store/index.js';
+import { databaseUrl, redisUrl, uniqueName } from '../support/services.js';
+
+export interface StoreFactory {
+  readonly label: string;
+  /** True when instances opened here count together. */
+  readonly shared: boolean;
+  open(): OAuthStore;
+  /** Deletes what the stores wrote and closes their connections. */
+  close(): Promise<void>;
+}
+
+export function memoryStores(): StoreFactory {
+  return { label: 'memory', shared: false, open: () => createMemoryOAuthStore(), close: async () => {} };
+}
+
+export function redisStores(): StoreFactory & { prefix: string; client(): Redis } {
+  const prefix = `${uniqueName('bruteforce')}:`;
+  const clients: Redis[] = [];
+  const newClient = () => {
+    const client = new Redis(redisUrl!);
+    clients.push(client);
+    return client;
+  };
+  return {
+    label: 'Redis',
+    shared: true,
+    prefix,
+    client: () => clients[0] ?? newClient(),
+    open: () => createRedisOAuthStore({ client: newClient(), prefix }),
+    async close() {
+      const client = clients[0] ?? newClient();
+      let cursor = '0';
+      do {
+        const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+        if (keys.length > 0) await client.del(...keys);
+        cursor = next;
+      } while (cursor !== '0');
+      await Promise.all(clients.map((c) => c.quit()));
+    },
+  };
+}
+
+export function postgresStores(options: { migrate?: boolean } = {}): StoreFactory & { schema: string; pool(): pg.Pool } {
+  const schema = uniqueName('bruteforce');
+  const pools: pg.Pool[] = [];
+  const newPool = () => {
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+    pools.push(pool);
+    return pool;
+  };
+  return {
+    label: 'PostgreSQL',
+    shared: true,
+    schema,
+    pool: () => pools[0] ?? newPool(),
+    open: () => createPostgresOAuthStore({ pool: newPool(), schema, ...options }),
+    async close() {
+      const pool = pools[0] ?? newPool();
+      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await Promise.all(pools.map((p) => p.end()));
+    },
+  };
+}

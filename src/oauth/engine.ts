@@ -113,7 +113,7 @@ export function tokenModel(context: OAuthContext, client: OAuthClientRecord, iss
 
   const revoke = async (grantId: string, reason: string) => {
     await store.revokeGrant(grantId, context.now() + context.lifetimes.refreshToken * 1000);
-    context.logger.warn('revoked a grant', { reason, clientId: client.id });
+    context.logger.warn({ reason, clientId: client.id }, 'revoked a grant');
   };
 
   const consumeOnce = async (ref: TokenRef | undefined, consume: (ref: TokenRef) => Promise<boolean>, reason: string) => {

@@ -1,10 +1,10 @@
 /** The OAuth storage contract and its three implementations. */
 export type * from './types.js';
 export { createMemoryOAuthStore, type MemoryOAuthStore, type MemoryOAuthStoreOptions } from './memory.js';
-export { createRedisOAuthStore, type RedisLike, type RedisOAuthStoreOptions } from './redis.js';
+export type { RedisLike, PgQueryable } from '../../core/store-clients.js';
+export { createRedisOAuthStore, type RedisOAuthStoreOptions } from './redis.js';
 export {
   createPostgresOAuthStore,
-  type PgQueryable,
   type PostgresOAuthStore,
   type PostgresOAuthStoreOptions,
 } from './postgres.js';

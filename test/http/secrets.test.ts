@@ -1,7 +1,7 @@
 /**
- * No secret reaches the log or a response (docs/courier.md): app secrets, the Basic Auth value and the computed
- * sign, across successful calls, upstream failures and invalid requests. The log is what a real
- * pino logger wrote, failures' error stacks included.
+ * No secret reaches the log or a response (docs/courier.md): app secrets, the Basic Auth value
+ * and the computed sign, across successful calls, upstream failures and invalid requests. The log
+ * is what a real pino logger wrote, failures' error stacks included.
  */
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

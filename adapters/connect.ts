@@ -5,7 +5,6 @@ import { createPlatform, type Platform } from '../src/platform.js';
 import type { CourierPlatformOptions } from '../src/options.js';
 import type { QuotaIdentity } from '../src/quota/index.js';
 import { requireGuard } from './guard.js';
-import { setPlatformAuth } from './platform-auth.js';
 import { fromNodeRequest, guardRequestOf, pathOf, writeNodeResponse } from './node.js';
 
 type NextFunction = (error?: unknown) => void;
@@ -26,7 +25,8 @@ export interface NodeMiddleware extends Middleware {
 function follow(verdict: GuardVerdict, req: Request, res: ServerResponse, next: NextFunction): void {
   if (!verdict.pass) return writeNodeResponse(res, verdict.response);
   for (const name in verdict.headers) res.setHeader(name, verdict.headers[name] as string);
-  setPlatformAuth(req, res, verdict.identity);
+  // A plain property of this request alone, as express-rate-limit sets `req.rateLimit`.
+  req.platformAuth = verdict.identity;
   next();
 }
 

@@ -1,9 +1,8 @@
 import type { Request, RequestHandler } from 'express';
 import { createPlatform, type Platform } from '../src/platform.js';
 import type { CourierPlatformOptions } from '../src/options.js';
-import { nodeMiddleware } from './connect.js';
-
 import type { QuotaIdentity } from '../src/quota/index.js';
+import { nodeMiddleware } from './connect.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace

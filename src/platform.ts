@@ -45,7 +45,7 @@ function courierTransport(options: CourierOptions, logger: Logger): CourierTrans
   if (options.upstreamUrl) {
     return createHttpTransport({ url: options.upstreamUrl, timeoutMs: options.timeoutMs ?? 10_000, retries: options.retries ?? 2 });
   }
-  logger.warn('courier.upstreamUrl is not set: courier calls go to the built-in sandbox, not a real courier platform');
+  logger.warn({}, 'courier.upstreamUrl is not set: courier calls go to the built-in sandbox, not a real courier platform');
   return createInProcessSandboxTransport(options.signer);
 }
 
@@ -114,7 +114,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
         return await match.route.handler(request);
       } catch (error) {
         if (error instanceof PlatformError) return match.route.formatError(error);
-        logger.error('unexpected error while handling a platform request', { path: request.path, error });
+        logger.error({ path: request.path, err: error }, 'unexpected error while handling a platform request');
         return match.route.formatError(new PlatformError(500, 'internal_error', 'Internal error; the platform log has details'));
       }
     },

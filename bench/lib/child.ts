@@ -45,8 +45,8 @@ export function stopServer(server: Server): void {
  */
 export function quietLogger(name: string): Logger {
   let reported = 0;
-  const report = (message: string, fields?: unknown) => {
-    if (++reported <= 5) console.error(`[${name}] ${message}`, fields ?? '');
+  const report = (fields: unknown, message: string) => {
+    if (++reported <= 5) console.error(`[${name}] ${message}`, fields);
   };
   return { debug() {}, info() {}, warn: report, error: report };
 }

@@ -8,8 +8,8 @@ import { announceReady, listenLocal, requireEnv, stopServer } from '../lib/child
 // Silent except for the first few warnings and errors: a failure must be visible, but printing
 // one line per failed request under load would measure the console.
 let reported = 0;
-const report = (message: string, fields?: unknown) => {
-  if (++reported <= 5) console.error(`[courier-platform] ${message}`, fields ?? '');
+const report = (fields: unknown, message: string) => {
+  if (++reported <= 5) console.error(`[courier-platform] ${message}`, fields);
 };
 const logger: Logger = { debug() {}, info() {}, warn: report, error: report };
 

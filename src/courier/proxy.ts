@@ -75,7 +75,7 @@ function operationHandler(operation: CourierOperation, config: CourierProxyConfi
       if (reply.code === 0) return ok(reply.data);
       return failure(200, reply.message || `The courier platform refused the call (code ${reply.code})`, { upstreamCode: reply.code });
     } catch (error) {
-      config.logger.warn('courier call failed', { api: operation.name, error, ms: performance.now() - started });
+      config.logger.warn({ api: operation.name, err: error, ms: performance.now() - started }, 'courier call failed');
       throw error;
     }
   };

@@ -7,7 +7,7 @@ import type { CourierOperationName } from './operations.js';
 
 /** Dictionary ids (buildings, floors, express types) come from the upstream and start at 1. */
 const id = z.number().int().positive();
-/** Money is never negative; 0 is how the SPEC says "none" (goodsCollection, goodsPayment). */
+/** Money is never negative; 0 is how the courier API says "none" (goodsCollection, goodsPayment). */
 const money = z.number().nonnegative();
 /** Trimmed so a value that is only spaces counts as empty instead of reaching the courier. */
 const text = (max: number) => z.string().trim().min(1).max(max);
@@ -39,6 +39,20 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+const isEmpty = (value: unknown): boolean => typeof value === 'string' && value.trim() === '';
+
+/**
+ * An optional field sent as an empty string (or only spaces) counts as not sent: it is left out
+ * of the body forwarded, as the canonical string leaves every empty value out of the signature.
+ * Form builders send '' for a field left blank; a required field sent empty still fails.
+ */
+function emptyOptionalsOmitted<T extends z.ZodObject>(object: T) {
+  const optional = new Set(Object.keys(object.shape).filter((key) => object.shape[key]!.safeParse(undefined).success));
+  const omitted = (input: Record<string, unknown>) =>
+    Object.fromEntries(Object.entries(input).filter(([key, value]) => !(optional.has(key) && isEmpty(value))));
+  return z.preprocess((input) => (isRecord(input) ? omitted(input) : input), object);
+}
+
 /**
  * zod skips object refinements as soon as any field fails; a caller fixing a body wants every
  * problem at once, so a cross-field rule runs whenever the fields it compares are themselves valid.
@@ -50,7 +64,7 @@ function whenFieldsValid(...fields: readonly string[]) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Enumerations (SPEC 2.14)
+// Enumerations
 // ---------------------------------------------------------------------------------------------
 
 const orderTypeId = z.literal([1, 2]);
@@ -72,14 +86,16 @@ const address = text(255);
 const memo = text(500);
 const reference = text(64);
 
-const goodsLine = z.strictObject({
-  goodsName: text(128),
-  goodsNum: z.number().int().positive().optional(),
-  goodsAmount: money.optional(),
-  goodsDesc: text(255).optional(),
-});
+const goodsLine = emptyOptionalsOmitted(
+  z.strictObject({
+    goodsName: text(128),
+    goodsNum: z.number().int().positive().optional(),
+    goodsAmount: money.optional(),
+    goodsDesc: text(255).optional(),
+  }),
+);
 
-/** The create_order field list (SPEC 4.2); normal and agent orders differ only in paymentId. */
+/** The create_order fields; normal and agent orders differ only in paymentId. */
 function orderObject<P extends z.ZodType<number>>(paymentId: P) {
   return z.strictObject({
     orderTypeId,
@@ -128,7 +144,7 @@ const ESTIMATE_REQUIRED = {
 // Cross-field rules
 // ---------------------------------------------------------------------------------------------
 
-/** SPEC 2.14: some fetch types exist for one order type only. */
+/** Some fetch types exist for one order type only. */
 const FETCH_TYPE_ONLY_FOR: Partial<Record<number, { orderTypeId: number; message: string }>> = {
   12: {
     orderTypeId: 2,
@@ -165,17 +181,20 @@ const noParameters = z.strictObject({});
  * One zod schema per courier operation; the proxy validates a caller's parameters with it before
  * signing and forwarding. Unknown fields are rejected everywhere so a typo is not silently dropped.
  *
- * Where SPEC 4.2 leaves requiredness open, it was decided here:
- * - create_order / create_agent_order: exactly the SPEC table; in a goods line only goodsName (SPEC 2.12).
+ * Which fields are required:
+ * - create_order / create_agent_order: every field but sellerOrderNo, sellerQrcode, createMemo,
+ *   expressTagIds, returnPrintImg and goods; in a goods line only goodsName.
  * - billing_fee: the fields an estimate needs (order, send, fetch and payment type, expressTypeId,
  *   both mansion and floor ids, goodsWeight); every other create_order field is optional.
  * - cancel_order: only orderId. query_pre_order_status: only preorderId.
- * - query_order_logs: orderId or sellerOrderNo (the SPEC's "at least one").
+ * - query_order_logs: orderId or sellerOrderNo, at least one of them.
  * - query_account_details: startDate and endDate, with startDate <= endDate.
  * - create_pre_order: orderTypeId, expressTypeId, both parties' contact, phone and free-text
  *   address, goodsWeight; the rest optional.
  * - Order, pre-order and company references (orderId, preorderId, pushCompanyId, sellerOrderNo)
- *   are strings; an optional string, when sent, must not be empty.
+ *   are strings.
+ * - Strings are trimmed. An optional field sent empty counts as not sent; a required one sent
+ *   empty fails as too short.
  */
 export const courierSchemas = {
   get_address: noParameters,
@@ -184,85 +203,97 @@ export const courierSchemas = {
   get_balance: noParameters,
   get_coupon: noParameters,
 
-  billing_fee: orderObject(normalPaymentId)
-    .partial()
-    .required(ESTIMATE_REQUIRED)
-    .superRefine(fetchTypeMatchesOrderType, onceOrderAndFetchTypeValid),
+  billing_fee: emptyOptionalsOmitted(
+    orderObject(normalPaymentId)
+      .partial()
+      .required(ESTIMATE_REQUIRED)
+      .superRefine(fetchTypeMatchesOrderType, onceOrderAndFetchTypeValid),
+  ),
 
-  create_order: orderObject(normalPaymentId).superRefine(fetchTypeMatchesOrderType, onceOrderAndFetchTypeValid),
+  create_order: emptyOptionalsOmitted(orderObject(normalPaymentId).superRefine(fetchTypeMatchesOrderType, onceOrderAndFetchTypeValid)),
 
-  create_agent_order: orderObject(agentPaymentId).superRefine(fetchTypeMatchesOrderType, onceOrderAndFetchTypeValid),
+  create_agent_order: emptyOptionalsOmitted(orderObject(agentPaymentId).superRefine(fetchTypeMatchesOrderType, onceOrderAndFetchTypeValid)),
 
-  cancel_order: z.strictObject({
-    orderId: reference,
-    pushCompanyId: reference.optional(),
-    cancelMemo: memo.optional(),
-  }),
-
-  query_order_logs: z
-    .strictObject({
-      orderId: reference.optional(),
+  cancel_order: emptyOptionalsOmitted(
+    z.strictObject({
+      orderId: reference,
       pushCompanyId: reference.optional(),
-      sellerOrderNo: reference.optional(),
-    })
-    .superRefine(
-      (query, ctx) => {
-        if (query.orderId !== undefined || query.sellerOrderNo !== undefined) return;
-        ctx.addIssue({
-          code: 'custom',
-          path: ['orderId'],
-          message: 'send orderId or sellerOrderNo',
-          params: { rule: 'one_of_required' },
-          input: undefined,
-        });
-      },
-      { when: (payload) => isRecord(payload.value) },
-    ),
+      cancelMemo: memo.optional(),
+    }),
+  ),
 
-  query_account_details: z
-    .strictObject({
-      startDate: date,
-      endDate: date,
+  query_order_logs: emptyOptionalsOmitted(
+    z
+      .strictObject({
+        orderId: reference.optional(),
+        pushCompanyId: reference.optional(),
+        sellerOrderNo: reference.optional(),
+      })
+      .superRefine(
+        (query, ctx) => {
+          if (query.orderId !== undefined || query.sellerOrderNo !== undefined) return;
+          ctx.addIssue({
+            code: 'custom',
+            path: ['orderId'],
+            message: 'send orderId or sellerOrderNo',
+            params: { rule: 'one_of_required' },
+            input: undefined,
+          });
+        },
+        { when: (payload) => isRecord(payload.value) },
+      ),
+  ),
+
+  query_account_details: emptyOptionalsOmitted(
+    z
+      .strictObject({
+        startDate: date,
+        endDate: date,
+        pushCompanyId: reference.optional(),
+        orderId: reference.optional(),
+        sellerOrderNo: reference.optional(),
+      })
+      .superRefine(
+        (query, ctx) => {
+          // Both are validated YYYY-MM-DD strings here, so string order is date order.
+          if (query.startDate <= query.endDate) return;
+          ctx.addIssue({
+            code: 'custom',
+            path: ['endDate'],
+            message: `must not be before startDate (${query.startDate})`,
+            params: { rule: 'date_range' },
+            input: query.endDate,
+          });
+        },
+        { when: whenFieldsValid('startDate', 'endDate') },
+      ),
+  ),
+
+  create_pre_order: emptyOptionalsOmitted(
+    z.strictObject({
       pushCompanyId: reference.optional(),
-      orderId: reference.optional(),
+      orderTypeId,
       sellerOrderNo: reference.optional(),
-    })
-    .superRefine(
-      (query, ctx) => {
-        // Both are validated YYYY-MM-DD strings here, so string order is date order.
-        if (query.startDate <= query.endDate) return;
-        ctx.addIssue({
-          code: 'custom',
-          path: ['endDate'],
-          message: `must not be before startDate (${query.startDate})`,
-          params: { rule: 'date_range' },
-          input: query.endDate,
-        });
-      },
-      { when: whenFieldsValid('startDate', 'endDate') },
-    ),
+      expressTypeId: id,
+      expressTagIds: expressTagIds.optional(),
+      customerCname: name.optional(),
+      customerContacts: name,
+      customerMobileNumber: phone,
+      customerAddress: address,
+      myContacts: name,
+      myMobileNumber: phone,
+      myAddress: address,
+      goodsWeight: z.number().positive(),
+      goodsPayment: money.optional(),
+      offerAmount: money.optional(),
+      returnPrintImg: returnPrintImg.optional(),
+    }),
+  ),
 
-  create_pre_order: z.strictObject({
-    pushCompanyId: reference.optional(),
-    orderTypeId,
-    sellerOrderNo: reference.optional(),
-    expressTypeId: id,
-    expressTagIds: expressTagIds.optional(),
-    customerCname: name.optional(),
-    customerContacts: name,
-    customerMobileNumber: phone,
-    customerAddress: address,
-    myContacts: name,
-    myMobileNumber: phone,
-    myAddress: address,
-    goodsWeight: z.number().positive(),
-    goodsPayment: money.optional(),
-    offerAmount: money.optional(),
-    returnPrintImg: returnPrintImg.optional(),
-  }),
-
-  query_pre_order_status: z.strictObject({
-    preorderId: reference,
-    pushCompanyId: reference.optional(),
-  }),
+  query_pre_order_status: emptyOptionalsOmitted(
+    z.strictObject({
+      preorderId: reference,
+      pushCompanyId: reference.optional(),
+    }),
+  ),
 } satisfies Record<CourierOperationName, z.ZodType<Record<string, unknown>>>;

@@ -15,8 +15,8 @@ function renderValue(value: unknown): string {
 }
 
 /**
- * The canonical string of CONTRACT section 4: drop `sign` and empty values (null, undefined, ''),
- * sort keys by code unit, render objects as compact JSON, join as `k=v&k=v`.
+ * The canonical string the courier platform signs (docs/signing.md): drop `sign` and empty values
+ * (null, undefined, ''), sort keys by code unit, render objects as compact JSON, join as `k=v&k=v`.
  */
 export function canonicalString(fields: SignFields): string {
   return Object.keys(fields)

@@ -2,22 +2,12 @@ import { readBody } from '../core/body.js';
 import type { PlatformRequest, PlatformResponse } from '../core/http.js';
 import { SCOPE_DESCRIPTIONS, SUPPORTED_SCOPES } from './claims.js';
 import { issuerFor, nowSeconds, type OAuthContext } from './context.js';
-import { issueAuthorizationCode } from './engine.js';
+import { issueAuthorizationCode, type AuthorizationRequest } from './engine.js';
 import { OAuthProtocolError, safeDescription } from './errors.js';
 import type { OAuthUser } from './options.js';
 import { consentPage, errorPage } from './pages.js';
 import { seal, unseal } from './signed-payload.js';
 import type { OAuthClientRecord } from './store/types.js';
-
-/** A validated authorization request: everything needed to issue a code once the user agrees. */
-export interface AuthorizationRequest {
-  clientId: string;
-  redirectUri: string;
-  scope: string[];
-  state: string;
-  nonce?: string;
-  codeChallenge?: string;
-}
 
 const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
 const TRANSACTION_SECONDS = 600;

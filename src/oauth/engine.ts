@@ -6,7 +6,6 @@
  */
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { PlatformResponse } from '../core/http.js';
-import type { AuthorizationRequest } from './authorize.js';
 import { claimsForScope } from './claims.js';
 import type { OAuthContext } from './context.js';
 import { fromEngineError } from './errors.js';
@@ -30,6 +29,16 @@ function engineDate(context: OAuthContext, expiresAt: number): Date {
 function authorizedUser(user: OAuthUser): AuthorizedUser {
   const { sub, auth_time: _authTime, ...claims } = user;
   return { sub, claims };
+}
+
+/** A validated authorization request: everything needed to issue a code once the user agrees. */
+export interface AuthorizationRequest {
+  clientId: string;
+  redirectUri: string;
+  scope: string[];
+  state: string;
+  nonce?: string;
+  codeChallenge?: string;
 }
 
 /** Issues a code through the engine's authorize, then adds RFC 9207's `iss` to the redirect. */
@@ -113,7 +122,7 @@ export function tokenModel(context: OAuthContext, client: OAuthClientRecord, iss
 
   const revoke = async (grantId: string, reason: string) => {
     await store.revokeGrant(grantId, context.now() + context.lifetimes.refreshToken * 1000);
-    context.logger.warn('revoked a grant', { reason, clientId: client.id });
+    context.logger.warn({ reason, clientId: client.id }, 'revoked a grant');
   };
 
   const consumeOnce = async (ref: TokenRef | undefined, consume: (ref: TokenRef) => Promise<boolean>, reason: string) => {

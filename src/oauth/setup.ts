@@ -82,16 +82,16 @@ export function createOAuth(options: OAuthOptions, shared: OAuthShared): OAuthSe
   const store = options.store ?? createMemoryOAuthStore({ now: shared.now });
   let keyRing: KeyRing | undefined;
   const ready = (async () => {
-    keyRing = await loadKeyRing(options.signingKeys ?? [], (message) => shared.logger.warn(message));
+    keyRing = await loadKeyRing(options.signingKeys ?? [], (message) => shared.logger.warn({}, message));
     const clients = await Promise.all((options.clients ?? []).map(clientRecord));
     for (const client of clients) await store.saveClient(client);
   })();
   // A failure shows up in every OAuth answer; keep it from also being an unhandled rejection.
-  ready.catch((error: unknown) => shared.logger.error('the OAuth server could not start', { error }));
+  ready.catch((error: unknown) => shared.logger.error({ err: error }, 'the OAuth server could not start'));
   if (!options.publicUrl) {
-    shared.logger.warn('oauth.publicUrl is not set: the issuer follows each request\'s Host header; set it outside development');
+    shared.logger.warn({}, 'oauth.publicUrl is not set: the issuer follows each request\'s Host header; set it outside development');
   }
-  if (!options.authenticate) shared.logger.warn('oauth.authenticate is not set: no user can sign in; pass a function that returns the signed-in user');
+  if (!options.authenticate) shared.logger.warn({}, 'oauth.authenticate is not set: no user can sign in; pass a function that returns the signed-in user');
 
   const context: OAuthContext = {
     store,

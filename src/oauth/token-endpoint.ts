@@ -81,7 +81,7 @@ async function authenticateClient(request: PlatformRequest, form: Record<string,
   }
   if (!client) {
     // The reservation stays: it is this failure.
-    context.logger.info('client authentication failed', { clientId: presented.clientId });
+    context.logger.info({ clientId: presented.clientId }, 'client authentication failed');
     throw invalidClient();
   }
   await attempt.release();
@@ -130,7 +130,7 @@ export async function handleToken(request: PlatformRequest, context: OAuthContex
     // Body errors (413, 415) are formatted by the route, in the same RFC 6749 shape.
     if (error instanceof PlatformError) throw error;
     if (!(error instanceof OAuthProtocolError) && !(error instanceof OAuth2Server.OAuthError)) {
-      context.logger.error('token endpoint failed', { error });
+      context.logger.error({ err: error }, 'token endpoint failed');
     }
     return oauthErrorResponse(fromEngineError(error));
   }

@@ -306,15 +306,15 @@ export function createQuotaService(rawOptions: QuotaServiceOptions = {}): QuotaS
     if (outageSince !== undefined) return;
     outageSince = now;
     logger.warn(
+      { store: store.kind, error: error.message },
       onStoreError === 'open'
         ? 'quota store unavailable: admitting calls under the local insurance limit until it is back (onStoreError: open)'
         : 'quota store unavailable: answering 503 until it is back (onStoreError: closed)',
-      { store: store.kind, error: error.message },
     );
   };
   const worked = (now: number): void => {
     if (outageSince === undefined) return;
-    logger.info('quota store available again', { store: store.kind, unavailableForMs: Math.max(0, now - outageSince) });
+    logger.info({ store: store.kind, unavailableForMs: Math.max(0, now - outageSince) }, 'quota store available again');
     outageSince = undefined;
   };
 

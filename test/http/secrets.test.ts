@@ -1,6 +1,7 @@
 /**
- * No secret reaches the log or a response (docs/courier.md): app secrets, the Basic Auth value and the
- * computed sign, across successful calls, upstream failures and invalid requests.
+ * No secret reaches the log or a response (docs/courier.md): app secrets, the Basic Auth value
+ * and the computed sign, across successful calls, upstream failures and invalid requests. The log
+ * is what a real pino logger wrote, failures' error stacks included.
  */
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -91,6 +92,8 @@ describe.each(ADAPTERS)('secrets on $name', (adapter) => {
     expect(text).toMatch(/504|did not answer within/);
     expect(text).toMatch(/HTTP 500/);
     expect(text).toMatch(/could not be reached/);
+    // Failures carry the error with its stack, so the checks below cover stacks too.
+    expect(text).toMatch(/"err":\{"type":"\w*UpstreamError[^}]*"stack":"[^"]*\\n\s+at /);
   });
 
   it('the log holds no app secret, no Basic Auth value and no sign', () => {

@@ -130,7 +130,7 @@ describe('createLoginThrottle: failed logins per user name and per IP, in memory
   });
 
   it('refuses a Redis store whose client is not an ioredis Redis or Cluster, naming the client', () => {
-    const bare: RedisLike = { get: async () => null, set: async () => 'OK', hmget: async () => [], evalsha: async () => 0, eval: async () => 0 };
+    const bare: RedisLike = { get: async () => null, set: async () => 'OK', mget: async () => [], hmget: async () => [], evalsha: async () => 0, eval: async () => 0 };
     expect(() => createLoginThrottle({ store: createRedisOAuthStore({ client: bare }) })).toThrow(/createRedisOAuthStore: .*ioredis Redis or Cluster/);
   });
 

@@ -36,7 +36,7 @@ interface Setup {
 
 function recordingLogger(): Logger & { levels: string[] } {
   const levels: string[] = [];
-  const log = (level: string) => (_message: string, _fields?: LogFields) => levels.push(level);
+  const log = (level: string) => (_fields: LogFields, _message: string) => levels.push(level);
   return { levels, debug: () => {}, info: log('info'), warn: log('warn'), error: log('error') };
 }
 

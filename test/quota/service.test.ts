@@ -32,7 +32,7 @@ interface Recorded {
 }
 function recordingLogger(): Logger & { records: Recorded[] } {
   const records: Recorded[] = [];
-  const log = (level: keyof Logger) => (message: string, fields?: LogFields) => records.push({ level, message, fields });
+  const log = (level: keyof Logger) => (fields: LogFields, message: string) => records.push({ level, message, fields });
   return { records, debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
 }
 

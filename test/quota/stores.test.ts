@@ -176,15 +176,23 @@ describe('memory quota store', () => {
 // ---------------------------------------------------------------------------------------------
 // Redis
 
+/** The commands of RedisLike the quota store never sends (the OAuth store does): a call fails the test. */
+const NOT_SENT_BY_QUOTA = {
+  get: () => Promise.reject(new Error('the quota store sent GET')),
+  set: () => Promise.reject(new Error('the quota store sent SET')),
+  hmget: () => Promise.reject(new Error('the quota store sent HMGET')),
+};
+
 describe('redis quota store, with a recording client', () => {
   type Batch = (size: number) => Promise<[Error | null, unknown][] | null>;
   /**
    * Admits every call sent alone and records its keys; with `batch`, also has a pipeline that
    * answers each batch with `batch(size)` and records the batch sizes.
    */
-  function recordingClient(batch?: Batch, extra: Partial<RedisLike> = {}) {
+  function recordingClient(batch?: Batch, extra: Pick<RedisLike, 'isCluster'> = {}) {
     const log = { alone: [] as string[][], batches: [] as number[] };
     const client: RedisLike = {
+      ...NOT_SENT_BY_QUOTA,
       evalsha: async (_sha, numkeys, ...args) => {
         log.alone.push(args.slice(0, numkeys).map(String));
         return [1, ...Array.from({ length: numkeys }, () => 1)];
@@ -339,6 +347,7 @@ describeRedis('redis quota store', () => {
 
   it('repeats each call of a batch with EVAL when the server answers NOSCRIPT, e.g. after a restart', async () => {
     const client: RedisLike = {
+      ...NOT_SENT_BY_QUOTA,
       evalsha: (sha, numkeys, ...args) => redis.evalsha(sha, numkeys, ...args),
       eval: (script, numkeys, ...args) => redis.eval(script, numkeys, ...args),
       mget: (...keys) => redis.mget(...keys),
@@ -360,6 +369,7 @@ describeRedis('redis quota store', () => {
     let refusals = 0;
     const calls: string[] = [];
     const client: RedisLike = {
+      ...NOT_SENT_BY_QUOTA,
       async evalsha(sha, numkeys, ...args) {
         calls.push('evalsha');
         expect(sha).toBe(CONSUME_SCRIPT_SHA);

@@ -19,6 +19,7 @@
  * the same clock as the other stores (and tests can move it).
  */
 import { systemClock, type Clock } from '../../core/clock.js';
+import type { PgQueryable } from '../../core/store-clients.js';
 import type {
   AccessTokenRecord,
   AuthorizationCodeRecord,
@@ -28,16 +29,6 @@ import type {
   RefreshTokenRecord,
   TokenRef,
 } from './types.js';
-
-/**
- * What the store needs from a PostgreSQL client: a `pg.Pool` fits, as does a `pg.Client` or
- * anything with the same `query`. A call without `values` may hold several statements (pg's
- * simple query protocol); the migration relies on that to run in one implicit transaction on one
- * connection.
- */
-export interface PgQueryable {
-  query(text: string, values?: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
-}
 
 export interface PostgresOAuthStoreOptions {
   /** A `pg.Pool` (or anything `PgQueryable`). The store never ends it. */

@@ -22,6 +22,7 @@
  */
 import { createHash } from 'node:crypto';
 import { systemClock, type Clock } from '../../core/clock.js';
+import type { RedisLike } from '../../core/store-clients.js';
 import type {
   AccessTokenRecord,
   AuthorizationCodeRecord,
@@ -32,19 +33,6 @@ import type {
   RefreshTokenRecord,
   TokenRef,
 } from './types.js';
-
-/**
- * The few commands the store sends. An ioredis `Redis` or `Cluster` fits (the tests check both
- * types); so does any client offering these signatures. Typed structurally so ioredis stays an
- * optional peer dependency: nothing here imports it.
- */
-export interface RedisLike {
-  get(key: string): Promise<string | null>;
-  set(key: string, value: string): Promise<unknown>;
-  hmget(key: string, ...fields: string[]): Promise<(string | null)[]>;
-  evalsha(sha1: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
-  eval(script: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
-}
 
 export interface RedisOAuthStoreOptions {
   /** An ioredis `Redis` or `Cluster` instance (or anything `RedisLike`). The store never closes it. */

@@ -25,32 +25,10 @@
  * Clean-up uses `FOR UPDATE SKIP LOCKED`, so it never waits on a lock either; the migration
  * takes only an advisory lock.
  */
+import type { PgClientLike, PgPoolLike } from '../../core/store-clients.js';
 import { checkConsumeRequest, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaStore } from './types.js';
 
 const DEFAULT_SCHEMA = 'courier_platform';
-
-export interface PgQueryResultLike {
-  rows: Record<string, unknown>[];
-  rowCount: number | null;
-}
-
-/** Anything that runs a parameterised query: a `pg.Pool`, a `pg.Client`, a `PoolClient`. */
-export interface PgQueryable {
-  query(text: string, values?: unknown[]): Promise<PgQueryResultLike>;
-}
-
-/** A checked-out connection: `pg.PoolClient` fits. */
-export interface PgClientLike extends PgQueryable {
-  /** `release(error)` destroys the connection instead of returning it to the pool. */
-  release(error?: Error | boolean): void;
-  on?(event: 'error', listener: (error: Error) => void): unknown;
-  removeListener?(event: 'error', listener: (error: Error) => void): unknown;
-}
-
-/** A `pg.Pool` fits. The store never ends it. */
-export interface PgPoolLike extends PgQueryable {
-  connect(): Promise<PgClientLike>;
-}
 
 export interface PostgresQuotaStoreOptions {
   /**

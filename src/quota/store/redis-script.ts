@@ -17,7 +17,7 @@
  * Sent alone: every call on a client without `pipeline`, and on an ioredis Cluster, whose
  * pipelines must keep all keys in one slot while different clients' counters live in different slots.
  */
-import type { RedisLike, RedisPipelineLike } from './redis.js';
+import type { RedisLike, RedisPipelineLike } from '../../core/store-clients.js';
 
 type Args = (string | number)[];
 

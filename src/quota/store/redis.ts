@@ -16,27 +16,9 @@
  */
 import { createHash } from 'node:crypto';
 import { PairCache } from '../../core/pair-cache.js';
+import type { RedisLike } from '../../core/store-clients.js';
 import { scriptRunner } from './redis-script.js';
 import { checkConsumeRequest, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaBucket, type QuotaStore } from './types.js';
-
-/**
- * The commands the store sends. An ioredis `Redis` or `Cluster` fits; so does any client with
- * these signatures. Structural, so ioredis stays an optional peer dependency.
- */
-export interface RedisLike {
-  evalsha(sha1: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
-  eval(script: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
-  mget(...keys: string[]): Promise<(string | null)[]>;
-  /** ioredis's pipeline: when there, calls that arrive together share one write (see redis-script.ts). */
-  pipeline?(): RedisPipelineLike;
-  /** True on an ioredis Cluster, whose pipelines must stay in one slot: there every call goes alone. */
-  readonly isCluster?: boolean;
-}
-
-export interface RedisPipelineLike {
-  evalsha(sha1: string, numkeys: number, ...args: (string | number)[]): unknown;
-  exec(): Promise<[error: Error | null, result: unknown][] | null>;
-}
 
 export interface RedisQuotaStoreOptions {
   /**

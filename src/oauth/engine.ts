@@ -194,7 +194,8 @@ export function tokenModel(context: OAuthContext, client: OAuthClientRecord, iss
       const now = context.now();
       const accessExpiresAt = now + context.lifetimes.accessToken * 1000;
       const refreshExpiresAt = now + context.lifetimes.refreshToken * 1000;
-      // The engine issues a refresh token on every exchange; only offline_access earns one (OIDC Core 11).
+      // The engine issues a refresh token on every exchange; only offline_access earns one (OIDC Core 11),
+      // and a refresh always replaces the token presented.
       const granted = current.grantedScope;
       const refreshValue =
         current.presented || (granted.includes('offline_access') && client.grants.includes('refresh_token')) ? token.refreshToken : undefined;

@@ -94,9 +94,9 @@ describe('memory OAuthStore', () => {
   });
 
   it('starts with the clients given in its options', async () => {
-    const client = { id: 'seeded', name: 'Seeded', redirectUris: ['https://a.example/cb'], scopes: ['openid'], grants: ['authorization_code' as const] };
+    const client = { id: 'preset', name: 'Preset', redirectUris: ['https://a.example/cb'], scopes: ['openid'], grants: ['authorization_code' as const] };
     const store = createMemoryOAuthStore({ clients: [client] });
-    expect(await store.getClient('seeded')).toStrictEqual(client);
+    expect(await store.getClient('preset')).toStrictEqual(client);
   });
 
   it('rejects a sweep interval that is not a positive integer', () => {

@@ -4,7 +4,7 @@
  * Key layout (`p` = prefix, `g` = encodeURIComponent(grantId), `s`/`c` = the encoded sub/client id):
  *
  *   p{g}:grant      hash  the grant record (fields below)                 PX to its last part's expiry
- *   p grants:s:c    zset  the grant ids of a (sub, client) pair           no expiry (pruned, see saveCode)
+ *   p grants:s:c    zset  the grant ids of a (sub, client) pair           no expiry (pruned, see index)
  *   p client:id     string the client record (JSON)                       no expiry
  *   p consent:s:c   string the approved scopes (JSON array)               no expiry
  *

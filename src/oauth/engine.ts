@@ -11,7 +11,7 @@ import type { OAuthContext } from './context.js';
 import { fromEngineError } from './errors.js';
 import { signIdToken } from './id-token.js';
 import type { OAuthUser } from './options.js';
-import type { AuthorizedUser, GrantBound, OAuthClientRecord, TokenRef } from './store/types.js';
+import type { AuthorizedUser, OAuthClientRecord, TokenRef } from './store/types.js';
 import { newGrantId, newToken, parseToken } from './token-format.js';
 
 const { InvalidGrantError, InvalidRequestError, InvalidScopeError } = OAuth2Server;
@@ -113,6 +113,8 @@ interface GrantInProgress {
   nonce?: string;
   /** The scope the user granted: a rotated refresh token keeps it even when the access token is narrowed (RFC 6749 6). */
   grantedScope: string[];
+  /** The refresh token presented, for a refresh; its rotation and the new tokens are stored in one step. */
+  presented?: TokenRef;
 }
 
 /** The model for one token request, by an already authenticated client. */
@@ -121,15 +123,8 @@ export function tokenModel(context: OAuthContext, client: OAuthClientRecord, iss
   let grant: GrantInProgress | undefined;
 
   const revoke = async (grantId: string, reason: string) => {
-    await store.revokeGrant(grantId, context.now() + context.lifetimes.refreshToken * 1000);
+    await store.revokeGrant(grantId);
     context.logger.warn({ reason, clientId: client.id }, 'revoked a grant');
-  };
-
-  const consumeOnce = async (ref: TokenRef | undefined, consume: (ref: TokenRef) => Promise<boolean>, reason: string) => {
-    if (!ref) return false;
-    const first = await consume(ref);
-    if (!first) await revoke(ref.grantId, reason);
-    return first;
   };
 
   return {
@@ -164,8 +159,13 @@ export function tokenModel(context: OAuthContext, client: OAuthClientRecord, iss
       };
     },
 
-    revokeAuthorizationCode: (code: OAuth2Server.AuthorizationCode) =>
-      consumeOnce(parseToken(code.authorizationCode), (ref) => store.consumeCode(ref), 'authorization code used concurrently'),
+    // Consumed before PKCE is verified, so a wrong code_verifier burns the code (no online guessing).
+    revokeAuthorizationCode: async (code: OAuth2Server.AuthorizationCode) => {
+      const ref = parseToken(code.authorizationCode)!;
+      const first = await store.consumeCode(ref);
+      if (!first) await revoke(ref.grantId, 'authorization code used concurrently');
+      return first;
+    },
 
     getRefreshToken: async (value: string) => {
       const ref = parseToken(value);
@@ -177,10 +177,10 @@ export function tokenModel(context: OAuthContext, client: OAuthClientRecord, iss
         return null;
       }
       if (record.clientId !== client.id) return null;
-      // The engine rotates the token before it checks the scope; refuse an escalation first so the token survives it.
+      // Refuse an escalation before the engine goes on, so the refresh token survives the refusal.
       const extra = (body.scope ?? '').split(' ').filter((s) => s && !record.scope.includes(s));
       if (extra.length > 0) throw new InvalidScopeError(`scope was not granted: ${extra.join(' ')}`);
-      grant = { grantId: ref.grantId, authTime: record.authTime, grantedScope: record.scope };
+      grant = { grantId: ref.grantId, authTime: record.authTime, grantedScope: record.scope, presented: ref };
       return {
         refreshToken: value,
         refreshTokenExpiresAt: engineDate(context, record.expiresAt),
@@ -190,8 +190,9 @@ export function tokenModel(context: OAuthContext, client: OAuthClientRecord, iss
       };
     },
 
-    revokeToken: (token: OAuth2Server.RefreshToken) =>
-      consumeOnce(parseToken(token.refreshToken), (ref) => store.rotateRefreshToken(ref), 'refresh token used concurrently'),
+    // The rotation happens in saveToken, in the same store step as the new tokens: a failure in
+    // between cannot leave the client with a rotated token and nothing to replace it.
+    revokeToken: async () => true,
 
     generateAccessToken: async () => newToken(grant!.grantId).value,
     generateRefreshToken: async () => newToken(grant!.grantId).value,
@@ -200,17 +201,13 @@ export function tokenModel(context: OAuthContext, client: OAuthClientRecord, iss
       const current = grant!;
       const scope = (token.scope ?? []) as string[];
       const now = context.now();
-      const shared = { clientId: client.id, user, authTime: current.authTime };
-      const access: GrantBound = { ...shared, scope, ref: parseToken(token.accessToken)!, expiresAt: now + context.lifetimes.accessToken * 1000 };
-      // The engine issues a refresh token on every exchange; only offline_access earns one (OIDC Core 11).
+      const accessExpiresAt = now + context.lifetimes.accessToken * 1000;
+      const refreshExpiresAt = now + context.lifetimes.refreshToken * 1000;
+      // The engine issues a refresh token on every exchange; only offline_access earns one (OIDC Core 11),
+      // and a refresh always replaces the token presented.
       const granted = current.grantedScope;
-      const refreshValue = granted.includes('offline_access') && client.grants.includes('refresh_token') ? token.refreshToken : undefined;
-      const refresh: GrantBound | undefined = refreshValue
-        ? { ...shared, scope: granted, ref: parseToken(refreshValue)!, expiresAt: now + context.lifetimes.refreshToken * 1000 }
-        : undefined;
-      if (!(await store.saveTokens(refresh ? { access, refresh } : { access }))) {
-        throw new InvalidGrantError('the grant was revoked');
-      }
+      const refreshValue =
+        current.presented || (granted.includes('offline_access') && client.grants.includes('refresh_token')) ? token.refreshToken : undefined;
       const saved: Record<string, unknown> = {
         accessToken: token.accessToken,
         accessTokenExpiresAt: new Date(Date.now() + context.lifetimes.accessToken * 1000),
@@ -222,6 +219,7 @@ export function tokenModel(context: OAuthContext, client: OAuthClientRecord, iss
         saved.refreshToken = refreshValue;
         saved.refreshTokenExpiresAt = new Date(Date.now() + context.lifetimes.refreshToken * 1000);
       }
+      // Signed before the tokens are stored, so nothing can fail once they are.
       if (scope.includes('openid')) {
         saved.id_token = await signIdToken(context.keyRing().current, {
           issuer,
@@ -235,8 +233,16 @@ export function tokenModel(context: OAuthContext, client: OAuthClientRecord, iss
           lifetimeSeconds: context.lifetimes.idToken,
         });
       }
+      const access = { ref: parseToken(token.accessToken)!, scope, expiresAt: accessExpiresAt };
+      const refresh = refreshValue ? { ref: parseToken(refreshValue)!, expiresAt: refreshExpiresAt } : undefined;
+      if (current.presented) {
+        const outcome = await store.rotateRefreshToken(current.presented, { access, refresh: refresh! });
+        if (outcome === 'reused') await revoke(current.grantId, 'refresh token used concurrently');
+        if (outcome !== 'rotated') throw new InvalidGrantError('the refresh token is no longer valid');
+      } else if (!(await store.issueTokens(refresh ? { access, refresh } : { access }))) {
+        throw new InvalidGrantError('the grant was revoked');
+      }
       return saved;
     },
   };
 }
-

@@ -18,7 +18,7 @@ import type { QuotaOptions } from '../../src/options.js';
 import { createMemoryOAuthStore } from '../../src/oauth/store/memory.js';
 import { newGrantId, newToken } from '../../src/oauth/token-format.js';
 import { createRedisQuotaStore, type QuotaStore } from '../../src/quota/index.js';
-import { tokenRecord } from '../oauth/store-conformance.js';
+import { issueGrant } from '../oauth/store-conformance.js';
 import { capturingLogger } from '../support/logger.js';
 import { oauthTestOptions, sharedSigningKey } from '../support/oauth.js';
 import { describeRedis, redisUrl, uniqueName } from '../support/services.js';
@@ -432,7 +432,12 @@ describe('the guard with the memory OAuth store and memory counters (express)', 
     const store = createMemoryOAuthStore();
     const grantId = newGrantId();
     const { value, ref } = newToken(grantId);
-    await store.saveTokens({ access: tokenRecord(grantId, { ref, clientId: CONFIDENTIAL.id, expiresAt: Date.now() + 3_600_000 }) });
+    await issueGrant(store, {
+      grantId,
+      code: { clientId: CONFIDENTIAL.id, expiresAt: Date.now() + 60_000 },
+      access: { ref, scope: ['openid', 'offline_access'], expiresAt: Date.now() + 3_600_000 },
+      refresh: false,
+    });
     const platform = expressPlatform({
       courier: false,
       oauth: { ...oauthTestOptions(), store, signingKeys: [await sharedSigningKey()], authenticate: () => null },

@@ -13,6 +13,8 @@ import type {
   AccessTokenRecord,
   AuthorizationCodeRecord,
   AuthorizedUser,
+  NewToken,
+  NewTokens,
   OAuthClientRecord,
   OAuthStore,
   RefreshTokenRecord,
@@ -21,8 +23,15 @@ import type {
 
 export interface OAuthStoreConformanceOptions {
   name: string;
-  /** Builds a store on the given clock; cleanup removes everything it stored and closes clients. */
-  create: (now: Clock) => Promise<{ store: OAuthStore; cleanup(): Promise<void> }>;
+  /**
+   * Builds a store on the given clock; cleanup removes everything it stored and closes clients.
+   * `footprint` answers how much the store holds for one grant (Redis: keys and hash fields under
+   * its tag; PostgreSQL: the stored size of its rows; memory: entries); without it the bound check
+   * still refreshes the grant but cannot count.
+   */
+  create: (now: Clock) => Promise<{ store: OAuthStore; footprint?(grantId: string): Promise<number>; cleanup(): Promise<void> }>;
+  /** Refreshes of one grant in the bound check (default 20,000). */
+  refreshes?: number;
 }
 
 /** A fixed instant, so the suite reads the same whatever the wall clock says. */
@@ -52,7 +61,7 @@ export function codeRecord(grantId: string, overrides: Partial<AuthorizationCode
   return {
     ref: ref(grantId),
     clientId: 'client-1',
-    scope: ['openid', 'profile'],
+    scope: ['openid', 'profile', 'offline_access'],
     user: alice,
     authTime: Math.floor(BASE_TIME / 1000),
     expiresAt: BASE_TIME + MINUTE,
@@ -61,20 +70,53 @@ export function codeRecord(grantId: string, overrides: Partial<AuthorizationCode
   };
 }
 
-export function tokenRecord(grantId: string, overrides: Partial<AccessTokenRecord> = {}): AccessTokenRecord {
-  return {
-    ref: ref(grantId),
-    clientId: 'client-1',
-    scope: ['openid', 'offline_access'],
-    user: alice,
-    authTime: Math.floor(BASE_TIME / 1000),
-    expiresAt: BASE_TIME + HOUR,
-    ...overrides,
-  };
+type NewAccessToken = NewTokens['access'];
+
+export function accessToken(grantId: string, overrides: Partial<NewAccessToken> = {}): NewAccessToken {
+  return { ref: ref(grantId), scope: ['openid', 'profile', 'offline_access'], expiresAt: BASE_TIME + HOUR, ...overrides };
 }
 
-export function refreshRecord(grantId: string, overrides: Partial<RefreshTokenRecord> = {}): RefreshTokenRecord {
-  return tokenRecord(grantId, { expiresAt: BASE_TIME + 24 * HOUR, ...overrides });
+export function refreshToken(grantId: string, overrides: Partial<NewToken> = {}): NewToken {
+  return { ref: ref(grantId), expiresAt: BASE_TIME + 24 * HOUR, ...overrides };
+}
+
+/** The tokens of one refresh of the grant. */
+export function nextTokens(grantId: string, access: Partial<NewAccessToken> = {}): NewTokens & { refresh: NewToken } {
+  return { access: accessToken(grantId, access), refresh: refreshToken(grantId) };
+}
+
+export interface IssuedGrant {
+  code: AuthorizationCodeRecord;
+  access: NewAccessToken;
+  refresh?: NewToken;
+}
+
+/**
+ * A grant as the token endpoint starts one: its code saved, exchanged, and its first tokens
+ * issued. `refresh: false` issues an access token alone.
+ */
+export async function issueGrant(
+  store: OAuthStore,
+  options: { grantId?: string; code?: Partial<AuthorizationCodeRecord>; access?: Partial<NewAccessToken>; refresh?: Partial<NewToken> | false } = {},
+): Promise<IssuedGrant> {
+  const grantId = options.grantId ?? fresh('grant');
+  const code = codeRecord(grantId, options.code);
+  const access = accessToken(grantId, options.access);
+  const refresh = options.refresh === false ? undefined : refreshToken(grantId, options.refresh);
+  await store.saveCode(code);
+  expect(await store.consumeCode(code.ref)).toBe(true);
+  expect(await store.issueTokens(refresh ? { access, refresh } : { access })).toBe(true);
+  return refresh ? { code, access, refresh } : { code, access };
+}
+
+/** What findAccessToken answers for an access token of the grant. */
+export function accessView(code: AuthorizationCodeRecord, access: NewAccessToken): AccessTokenRecord {
+  return { ref: access.ref, clientId: code.clientId, scope: access.scope, user: code.user, authTime: code.authTime, expiresAt: access.expiresAt };
+}
+
+/** What findRefreshToken answers for a refresh token of the grant: always the granted scope. */
+function refreshView(code: AuthorizationCodeRecord, refresh: NewToken, consumed: boolean): RefreshTokenRecord & { consumed: boolean } {
+  return { ref: refresh.ref, clientId: code.clientId, scope: code.scope, user: code.user, authTime: code.authTime, expiresAt: refresh.expiresAt, consumed };
 }
 
 function clientRecord(overrides: Partial<OAuthClientRecord> = {}): OAuthClientRecord {
@@ -95,14 +137,15 @@ async function winners(count: number, call: () => Promise<boolean>): Promise<num
   return results.filter(Boolean).length;
 }
 
-export function describeOAuthStoreConformance({ name, create }: OAuthStoreConformanceOptions): void {
+export function describeOAuthStoreConformance({ name, create, refreshes = 20_000 }: OAuthStoreConformanceOptions): void {
   describe(`OAuthStore conformance: ${name}`, () => {
     const clock = { now: BASE_TIME };
     let store: OAuthStore;
+    let footprint: ((grantId: string) => Promise<number>) | undefined;
     let cleanup: (() => Promise<void>) | undefined;
 
     beforeAll(async () => {
-      ({ store, cleanup } = await create(() => clock.now));
+      ({ store, footprint, cleanup } = await create(() => clock.now));
     });
     afterAll(async () => {
       await cleanup?.();
@@ -180,129 +223,269 @@ export function describeOAuthStoreConformance({ name, create }: OAuthStoreConfor
       });
     });
 
-    describe('access and refresh tokens', () => {
-      it('round-trips both tokens of a grant', async () => {
+    describe('first tokens of a grant', () => {
+      it('issues them once the code was exchanged, and only once', async () => {
         const grantId = fresh('grant');
-        const access = tokenRecord(grantId);
-        const refresh = refreshRecord(grantId);
-        expect(await store.saveTokens({ access, refresh })).toBe(true);
-        expect(await store.findAccessToken(access.ref)).toStrictEqual(access);
-        expect(await store.findRefreshToken(refresh.ref)).toStrictEqual({ ...refresh, consumed: false });
+        const code = codeRecord(grantId);
+        const tokens = { access: accessToken(grantId), refresh: refreshToken(grantId) };
+        await store.saveCode(code);
+        expect(await store.issueTokens(tokens)).toBe(false);
+        expect(await store.findAccessToken(tokens.access.ref)).toBeUndefined();
+
+        expect(await store.consumeCode(code.ref)).toBe(true);
+        expect(await store.issueTokens(tokens)).toBe(true);
+        expect(await store.findAccessToken(tokens.access.ref)).toStrictEqual(accessView(code, tokens.access));
+        expect(await store.findRefreshToken(tokens.refresh.ref)).toStrictEqual(refreshView(code, tokens.refresh, false));
+
+        const again = { access: accessToken(grantId), refresh: refreshToken(grantId) };
+        expect(await store.issueTokens(again)).toBe(false);
+        expect(await store.findAccessToken(again.access.ref)).toBeUndefined();
+        expect(await store.findRefreshToken(again.refresh.ref)).toBeUndefined();
+        expect(await store.findAccessToken(tokens.access.ref)).toStrictEqual(accessView(code, tokens.access));
       });
 
-      it('saves an access token alone when no refresh token was issued', async () => {
-        const access = tokenRecord(fresh('grant'));
-        expect(await store.saveTokens({ access })).toBe(true);
-        expect(await store.findAccessToken(access.ref)).toStrictEqual(access);
+      it('issues an access token alone when no refresh token was earned', async () => {
+        const { code, access } = await issueGrant(store, { refresh: false });
+        expect(await store.findAccessToken(access.ref)).toStrictEqual(accessView(code, access));
         expect(await store.findRefreshToken(access.ref)).toBeUndefined();
       });
 
-      it('keeps codes, access tokens and refresh tokens apart even under one hash', async () => {
+      it('refuses tokens for a grant it does not know', async () => {
         const grantId = fresh('grant');
-        const code = codeRecord(grantId);
-        const access = tokenRecord(grantId, { ref: code.ref });
-        await store.saveCode(code);
-        expect(await store.saveTokens({ access })).toBe(true);
-        expect(await store.findAccessToken(code.ref)).toStrictEqual(access);
-        expect(await store.findCode(code.ref)).toStrictEqual({ ...code, consumed: false });
-        expect(await store.findRefreshToken(code.ref)).toBeUndefined();
-        expect(await store.rotateRefreshToken(code.ref)).toBe(false);
+        expect(await store.issueTokens({ access: accessToken(grantId) })).toBe(false);
+        expect(await store.rotateRefreshToken(ref(grantId), nextTokens(grantId))).toBe('invalid');
       });
 
+      it('refuses, with a TypeError, tokens of two different grants', async () => {
+        const grantId = fresh('grant');
+        await expect(store.issueTokens({ access: accessToken(grantId), refresh: refreshToken(fresh('grant')) })).rejects.toBeInstanceOf(TypeError);
+        await expect(store.rotateRefreshToken(ref(fresh('grant')), nextTokens(grantId))).rejects.toBeInstanceOf(TypeError);
+        await expect(store.issueTokens({ access: accessToken('') })).rejects.toBeInstanceOf(TypeError);
+      });
+
+      it('keeps the code, access tokens and refresh tokens apart even under one hash', async () => {
+        const grantId = fresh('grant');
+        const code = codeRecord(grantId);
+        const access = accessToken(grantId, { ref: code.ref });
+        await store.saveCode(code);
+        await store.consumeCode(code.ref);
+        expect(await store.issueTokens({ access })).toBe(true);
+        expect(await store.findAccessToken(code.ref)).toStrictEqual(accessView(code, access));
+        expect(await store.findCode(code.ref)).toStrictEqual({ ...code, consumed: true });
+        expect(await store.findRefreshToken(code.ref)).toBeUndefined();
+        expect(await store.rotateRefreshToken(code.ref, nextTokens(grantId))).toBe('invalid');
+      });
+    });
+
+    describe('access tokens', () => {
       it('does not find an access token once the clock reaches expiresAt', async () => {
-        const access = tokenRecord(fresh('grant'), { expiresAt: BASE_TIME + 5 * MINUTE });
-        await store.saveTokens({ access });
+        const { code, access } = await issueGrant(store, { access: { expiresAt: BASE_TIME + 5 * MINUTE } });
         clock.now = access.expiresAt - 1;
-        expect(await store.findAccessToken(access.ref)).toStrictEqual(access);
+        expect(await store.findAccessToken(access.ref)).toStrictEqual(accessView(code, access));
         clock.now = access.expiresAt;
         expect(await store.findAccessToken(access.ref)).toBeUndefined();
       });
 
-      it('neither finds nor rotates an expired refresh token', async () => {
-        const grantId = fresh('grant');
-        const refresh = refreshRecord(grantId);
-        await store.saveTokens({ access: tokenRecord(grantId), refresh });
-        clock.now = refresh.expiresAt;
-        expect(await store.findRefreshToken(refresh.ref)).toBeUndefined();
-        expect(await store.rotateRefreshToken(refresh.ref)).toBe(false);
-      });
+      it('revokeAccessToken ends that token at once and leaves the rest of its grant', async () => {
+        const { code, access: first, refresh } = await issueGrant(store);
+        const grantId = code.ref.grantId;
+        const second = nextTokens(grantId);
+        expect(await store.rotateRefreshToken(refresh!.ref, second)).toBe('rotated');
 
-      it('lets exactly one of 20 concurrent callers rotate a refresh token, leaving a tombstone', async () => {
-        const grantId = fresh('grant');
-        const refresh = refreshRecord(grantId);
-        await store.saveTokens({ access: tokenRecord(grantId), refresh });
-        expect(await winners(20, () => store.rotateRefreshToken(refresh.ref))).toBe(1);
-        expect(await store.rotateRefreshToken(refresh.ref)).toBe(false);
-        expect(await store.findRefreshToken(refresh.ref)).toStrictEqual({ ...refresh, consumed: true });
-      });
+        await store.revokeAccessToken(first.ref);
+        expect(await store.findAccessToken(first.ref)).toBeUndefined();
+        expect(await store.findAccessToken(second.access.ref)).toStrictEqual(accessView(code, second.access));
+        await store.revokeAccessToken(second.access.ref);
+        expect(await store.findAccessToken(second.access.ref)).toBeUndefined();
 
-      it('refuses an access and a refresh token of two different grants', async () => {
-        const tokens = { access: tokenRecord(fresh('grant')), refresh: refreshRecord(fresh('grant')) };
-        await expect(store.saveTokens(tokens)).rejects.toBeInstanceOf(TypeError);
+        const third = nextTokens(grantId);
+        expect(await store.rotateRefreshToken(second.refresh.ref, third)).toBe('rotated');
+        expect(await store.findAccessToken(third.access.ref)).toStrictEqual(accessView(code, third.access));
+        await store.revokeAccessToken(ref(grantId));
+        await store.revokeAccessToken(ref(fresh('grant')));
+        expect(await store.findAccessToken(third.access.ref)).toStrictEqual(accessView(code, third.access));
       });
     });
 
-    describe('grant revocation', () => {
-      it('makes every token of the grant unfindable and leaves other grants alone', async () => {
-        const grantId = fresh('grant');
-        const first = { access: tokenRecord(grantId), refresh: refreshRecord(grantId) };
-        const second = { access: tokenRecord(grantId), refresh: refreshRecord(grantId) };
-        const otherGrant = fresh('grant');
-        const other = { access: tokenRecord(otherGrant), refresh: refreshRecord(otherGrant) };
-        for (const tokens of [first, second, other]) expect(await store.saveTokens(tokens)).toBe(true);
-        expect(await store.rotateRefreshToken(first.refresh.ref)).toBe(true);
+    describe('refresh (RFC 6749 6, OAuth 2.0 Security BCP 4.14)', () => {
+      it('rotates: the new tokens work, the presented token becomes the previous generation, and an access token lasts until two refreshes later', async () => {
+        const { code, access: access0, refresh: refresh0 } = await issueGrant(store);
+        const grantId = code.ref.grantId;
+        const first = nextTokens(grantId);
+        expect(await store.rotateRefreshToken(refresh0!.ref, first)).toBe('rotated');
+        expect(await store.findRefreshToken(first.refresh.ref)).toStrictEqual(refreshView(code, first.refresh, false));
+        expect(await store.findRefreshToken(refresh0!.ref)).toStrictEqual(refreshView(code, refresh0!, true));
+        expect(await store.findAccessToken(access0.ref)).toStrictEqual(accessView(code, access0));
+        expect(await store.findAccessToken(first.access.ref)).toStrictEqual(accessView(code, first.access));
 
-        await store.revokeGrant(grantId, BASE_TIME + HOUR);
+        const second = nextTokens(grantId);
+        expect(await store.rotateRefreshToken(first.refresh.ref, second)).toBe('rotated');
+        expect(await store.findAccessToken(access0.ref)).toBeUndefined();
+        expect(await store.findAccessToken(first.access.ref)).toStrictEqual(accessView(code, first.access));
+        expect(await store.findAccessToken(second.access.ref)).toStrictEqual(accessView(code, second.access));
+        // Two generations back a token cannot be told from a guess: unknown, not a reuse.
+        expect(await store.findRefreshToken(refresh0!.ref)).toBeUndefined();
+        expect(await store.rotateRefreshToken(refresh0!.ref, nextTokens(grantId))).toBe('invalid');
+        expect(await store.findRefreshToken(first.refresh.ref)).toStrictEqual(refreshView(code, first.refresh, true));
+      });
 
-        for (const { access, refresh } of [first, second]) {
-          expect(await store.findAccessToken(access.ref)).toBeUndefined();
-          expect(await store.findRefreshToken(refresh.ref)).toBeUndefined();
-          expect(await store.rotateRefreshToken(refresh.ref)).toBe(false);
+      it('stores a narrowed access token while the new refresh token keeps the granted scope', async () => {
+        const { code, refresh } = await issueGrant(store);
+        const narrowed = nextTokens(code.ref.grantId, { scope: ['openid'] });
+        expect(await store.rotateRefreshToken(refresh!.ref, narrowed)).toBe('rotated');
+        expect((await store.findAccessToken(narrowed.access.ref))?.scope).toStrictEqual(['openid']);
+        expect((await store.findRefreshToken(narrowed.refresh.ref))?.scope).toStrictEqual(code.scope);
+      });
+
+      it('answers reused for the previous generation and invalid for anything else, storing nothing either way', async () => {
+        const { code, refresh } = await issueGrant(store);
+        const grantId = code.ref.grantId;
+        const current = nextTokens(grantId);
+        expect(await store.rotateRefreshToken(refresh!.ref, current)).toBe('rotated');
+
+        const refused = [
+          { presented: refresh!.ref, outcome: 'reused' },
+          { presented: ref(grantId), outcome: 'invalid' },
+          { presented: { grantId, hash: current.access.ref.hash }, outcome: 'invalid' },
+        ];
+        for (const { presented, outcome } of refused) {
+          const tokens = nextTokens(grantId);
+          expect(await store.rotateRefreshToken(presented, tokens)).toBe(outcome);
+          expect(await store.findAccessToken(tokens.access.ref)).toBeUndefined();
+          expect(await store.findRefreshToken(tokens.refresh.ref)).toBeUndefined();
         }
-        expect(await store.findAccessToken(other.access.ref)).toStrictEqual(other.access);
-        expect(await store.findRefreshToken(other.refresh.ref)).toStrictEqual({ ...other.refresh, consumed: false });
+        expect(await store.findRefreshToken(current.refresh.ref)).toStrictEqual(refreshView(code, current.refresh, false));
+        expect(await store.rotateRefreshToken(current.refresh.ref, nextTokens(grantId))).toBe('rotated');
       });
 
-      it('refuses and stores nothing for a revoked grant until `until` passes', async () => {
-        const grantId = fresh('grant');
-        const until = BASE_TIME + HOUR;
-        await store.revokeGrant(grantId, until);
-
-        const refused = { access: tokenRecord(grantId, { expiresAt: until + HOUR }), refresh: refreshRecord(grantId) };
-        expect(await store.saveTokens(refused)).toBe(false);
-        clock.now = until - 1;
-        expect(await store.saveTokens(refused)).toBe(false);
-        expect(await store.findAccessToken(refused.access.ref)).toBeUndefined();
-        expect(await store.findRefreshToken(refused.refresh.ref)).toBeUndefined();
-
-        clock.now = until;
-        const later = { access: tokenRecord(grantId, { expiresAt: until + HOUR }), refresh: refreshRecord(grantId) };
-        expect(await store.saveTokens(later)).toBe(true);
-        expect(await store.findAccessToken(later.access.ref)).toStrictEqual(later.access);
-        expect(await store.findRefreshToken(later.refresh.ref)).toStrictEqual({ ...later.refresh, consumed: false });
+      it('neither finds nor rotates an expired refresh token, current or previous', async () => {
+        const { code, refresh } = await issueGrant(store);
+        const grantId = code.ref.grantId;
+        const next = { access: accessToken(grantId), refresh: refreshToken(grantId, { expiresAt: BASE_TIME + 2 * HOUR }) };
+        expect(await store.rotateRefreshToken(refresh!.ref, next)).toBe('rotated');
+        clock.now = next.refresh.expiresAt;
+        expect(await store.findRefreshToken(next.refresh.ref)).toBeUndefined();
+        expect(await store.rotateRefreshToken(next.refresh.ref, nextTokens(grantId))).toBe('invalid');
+        clock.now = refresh!.expiresAt;
+        expect(await store.findRefreshToken(refresh!.ref)).toBeUndefined();
+        expect(await store.rotateRefreshToken(refresh!.ref, nextTokens(grantId))).toBe('invalid');
       });
 
-      it('keeps the later deadline when a grant is revoked twice', async () => {
-        const grantId = fresh('grant');
-        await store.revokeGrant(grantId, BASE_TIME + 2 * HOUR);
-        await store.revokeGrant(grantId, BASE_TIME + HOUR);
-        clock.now = BASE_TIME + HOUR;
-        expect(await store.saveTokens({ access: tokenRecord(grantId, { expiresAt: BASE_TIME + 3 * HOUR }) })).toBe(false);
+      it('lets exactly one of 20 concurrent refreshes with one token win; the others are told it was reused', async () => {
+        const { code, refresh } = await issueGrant(store);
+        const attempts = Array.from({ length: 20 }, () => nextTokens(code.ref.grantId));
+        const outcomes = await Promise.all(attempts.map((tokens) => store.rotateRefreshToken(refresh!.ref, tokens)));
+        expect(outcomes.filter((outcome) => outcome === 'rotated')).toHaveLength(1);
+        expect(outcomes.filter((outcome) => outcome === 'reused')).toHaveLength(19);
+        const winner = attempts[outcomes.indexOf('rotated')]!;
+        for (const tokens of attempts) {
+          const won = tokens === winner;
+          expect(Boolean(await store.findAccessToken(tokens.access.ref))).toBe(won);
+          expect(Boolean(await store.findRefreshToken(tokens.refresh.ref))).toBe(won);
+        }
       });
 
-      it('never leaves a token alive when issuance races the revocation', async () => {
-        const grants = Array.from({ length: 10 }, () => fresh('grant'));
-        const issued = await Promise.all(
-          grants.map(async (grantId) => {
-            const tokens = { access: tokenRecord(grantId), refresh: refreshRecord(grantId) };
-            await Promise.all([store.saveTokens(tokens), store.revokeGrant(grantId, BASE_TIME + HOUR)]);
+      it(`holds a grant in constant space however often it is refreshed (${refreshes} refreshes)`, async () => {
+        const { code, refresh } = await issueGrant(store);
+        const grantId = code.ref.grantId;
+        let presented = refresh!.ref;
+        const refreshOnce = async () => {
+          const tokens = nextTokens(grantId);
+          expect(await store.rotateRefreshToken(presented, tokens)).toBe('rotated');
+          presented = tokens.refresh.ref;
+          return tokens;
+        };
+        const first = await refreshOnce();
+        await refreshOnce();
+        const settled = await footprint?.(grantId);
+        if (settled !== undefined) expect(settled).toBeGreaterThan(0);
+        for (let i = 2; i < refreshes - 1; i += 1) await refreshOnce();
+        const last = await refreshOnce();
+        if (settled !== undefined) expect(await footprint!(grantId)).toBe(settled);
+        expect(await store.findAccessToken(first.access.ref)).toBeUndefined();
+        expect(await store.findAccessToken(last.access.ref)).toStrictEqual(accessView(code, last.access));
+      }, 300_000);
+    });
+
+    describe('revocation', () => {
+      it('revokeGrant ends the code and every token of the grant, and leaves other grants alone', async () => {
+        const { code, access: access0, refresh: refresh0 } = await issueGrant(store);
+        const grantId = code.ref.grantId;
+        const first = nextTokens(grantId);
+        expect(await store.rotateRefreshToken(refresh0!.ref, first)).toBe('rotated');
+        const other = await issueGrant(store);
+
+        await store.revokeGrant(grantId);
+
+        expect(await store.findCode(code.ref)).toBeUndefined();
+        for (const access of [access0, first.access]) expect(await store.findAccessToken(access.ref)).toBeUndefined();
+        for (const refresh of [refresh0!, first.refresh]) {
+          expect(await store.findRefreshToken(refresh.ref)).toBeUndefined();
+          expect(await store.rotateRefreshToken(refresh.ref, nextTokens(grantId))).toBe('invalid');
+        }
+        expect(await store.findAccessToken(other.access.ref)).toStrictEqual(accessView(other.code, other.access));
+        expect(await store.findRefreshToken(other.refresh!.ref)).toStrictEqual(refreshView(other.code, other.refresh!, false));
+      });
+
+      it('makes a revoked grant\'s pending code unusable', async () => {
+        const code = codeRecord(fresh('grant'));
+        await store.saveCode(code);
+        await store.revokeGrant(code.ref.grantId);
+        expect(await store.findCode(code.ref)).toBeUndefined();
+        expect(await store.consumeCode(code.ref)).toBe(false);
+        expect(await store.issueTokens({ access: accessToken(code.ref.grantId) })).toBe(false);
+      });
+
+      it('never leaves a token alive when a refresh or the first issuance races the revocation', async () => {
+        const raced = await Promise.all(
+          Array.from({ length: 10 }, async (_, index) => {
+            if (index % 2 === 0) {
+              const { code, refresh } = await issueGrant(store);
+              const tokens = nextTokens(code.ref.grantId);
+              await Promise.all([store.rotateRefreshToken(refresh!.ref, tokens), store.revokeGrant(code.ref.grantId)]);
+              return tokens;
+            }
+            const code = codeRecord(fresh('grant'));
+            await store.saveCode(code);
+            await store.consumeCode(code.ref);
+            const tokens = nextTokens(code.ref.grantId);
+            await Promise.all([store.issueTokens(tokens), store.revokeGrant(code.ref.grantId)]);
             return tokens;
           }),
         );
-        for (const { access, refresh } of issued) {
+        for (const { access, refresh } of raced) {
           expect(await store.findAccessToken(access.ref)).toBeUndefined();
           expect(await store.findRefreshToken(refresh.ref)).toBeUndefined();
         }
+      });
+
+      it('revokeUserGrants ends every grant of the user at the client, a pending code included, and forgets the consent', async () => {
+        const sub = fresh('sub');
+        const user = { ...alice, sub };
+        const issued = await issueGrant(store, { code: { user } });
+        const rotated = nextTokens(issued.code.ref.grantId);
+        expect(await store.rotateRefreshToken(issued.refresh!.ref, rotated)).toBe('rotated');
+        const pending = codeRecord(fresh('grant'), { user });
+        await store.saveCode(pending);
+        const otherClient = await issueGrant(store, { code: { user, clientId: 'client-2' } });
+        const otherUser = await issueGrant(store, { code: { user: { ...alice, sub: fresh('sub') } } });
+        await store.saveConsent(sub, 'client-1', ['openid']);
+        await store.saveConsent(sub, 'client-2', ['openid']);
+
+        await store.revokeUserGrants(sub, 'client-1');
+
+        for (const access of [issued.access, rotated.access]) expect(await store.findAccessToken(access.ref)).toBeUndefined();
+        expect(await store.findRefreshToken(rotated.refresh.ref)).toBeUndefined();
+        expect(await store.findCode(pending.ref)).toBeUndefined();
+        expect(await store.consumeCode(pending.ref)).toBe(false);
+        expect(await store.getConsent(sub, 'client-1')).toBeUndefined();
+
+        for (const other of [otherClient, otherUser]) {
+          expect(await store.findAccessToken(other.access.ref)).toStrictEqual(accessView(other.code, other.access));
+          expect(await store.findRefreshToken(other.refresh!.ref)).toStrictEqual(refreshView(other.code, other.refresh!, false));
+        }
+        expect(await store.getConsent(sub, 'client-2')).toStrictEqual(['openid']);
+        await expect(store.revokeUserGrants(fresh('sub'), 'client-1')).resolves.toBeUndefined();
       });
     });
 
@@ -370,24 +553,30 @@ export function describeOAuthStoreConformance({ name, create }: OAuthStoreConfor
           codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
           codeChallengeMethod: 'S256',
         });
-        const access = tokenRecord(grantId, { user, scope: ['openid', 'profile', 'email'] });
-        const refresh = refreshRecord(grantId, { user });
+        const access = accessToken(grantId, { scope: ['openid', 'profile', 'email'] });
+        const refresh = refreshToken(grantId);
         const client = clientRecord({ name: 'Приложение 应用 🚚' });
 
         await store.saveCode(code);
-        await store.saveTokens({ access, refresh });
-        await store.saveClient(client);
         expect(await store.findCode(code.ref)).toStrictEqual({ ...code, consumed: false });
-        expect(await store.findAccessToken(access.ref)).toStrictEqual(access);
-        expect(await store.findRefreshToken(refresh.ref)).toStrictEqual({ ...refresh, consumed: false });
+        await store.consumeCode(code.ref);
+        await store.issueTokens({ access, refresh });
+        await store.saveClient(client);
+        expect(await store.findAccessToken(access.ref)).toStrictEqual(accessView(code, access));
+        expect(await store.findRefreshToken(refresh.ref)).toStrictEqual(refreshView(code, refresh, false));
         expect(await store.getClient(client.id)).toStrictEqual(client);
       });
 
       it('keeps its own copies: changing a saved or returned record changes nothing stored (returned access tokens may be frozen)', async () => {
-        const access = tokenRecord(fresh('grant'));
-        const expected = structuredClone(access);
-        await store.saveTokens({ access });
+        const grantId = fresh('grant');
+        const code = codeRecord(grantId, { user: structuredClone(alice) });
+        const access = accessToken(grantId);
+        const expected = accessView(structuredClone(code), structuredClone(access));
+        await store.saveCode(code);
+        await store.consumeCode(code.ref);
+        await store.issueTokens({ access });
         access.scope.push('written-after-save');
+        code.user.claims.name = 'Changed after save';
         const found = (await store.findAccessToken(access.ref))!;
         // A store may hand out a copy or one frozen record; either way a reader changes nothing.
         if (Object.isFrozen(found)) {

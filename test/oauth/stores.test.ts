@@ -1,7 +1,7 @@
 /**
  * Runs the OAuthStore conformance suite against memory, Redis and PostgreSQL, then checks what
- * only one backend can get wrong: memory growth, Redis TTLs, hash tags and round trips, and the
- * PostgreSQL migration and clean-up.
+ * only one backend can get wrong: memory growth, Redis TTLs, hash tags, round trips and the pair
+ * index, and the PostgreSQL statements, migration and clean-up.
  */
 import { Redis, type Cluster } from 'ioredis';
 import pg from 'pg';
@@ -10,11 +10,12 @@ import {
   createMemoryOAuthStore,
   createPostgresOAuthStore,
   createRedisOAuthStore,
+  type OAuthStore,
   type PgQueryable,
   type RedisLike,
 } from '../../src/oauth/store/index.js';
 import { databaseUrl, describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
-import { BASE_TIME, codeRecord, describeOAuthStoreConformance, refreshRecord, tokenRecord } from './store-conformance.js';
+import { accessView, BASE_TIME, codeRecord, describeOAuthStoreConformance, issueGrant, nextTokens } from './store-conformance.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -25,61 +26,71 @@ function testClock() {
   return clock;
 }
 
+/** Starts a grant and performs one refresh the way the token endpoint does: read the token, then rotate. */
+async function refreshOnce(store: OAuthStore, presented: { grantId: string; hash: string }) {
+  const tokens = nextTokens(presented.grantId);
+  expect((await store.findRefreshToken(presented))?.consumed).toBe(false);
+  return { tokens, outcome: await store.rotateRefreshToken(presented, tokens) };
+}
+
 // ---------------------------------------------------------------------------------------------
 // memory
 
 describeOAuthStoreConformance({
   name: 'memory',
-  create: async (now) => ({ store: createMemoryOAuthStore({ now }), cleanup: async () => {} }),
+  create: async (now) => {
+    const store = createMemoryOAuthStore({ now });
+    return { store, footprint: async () => store.size, cleanup: async () => {} };
+  },
 });
 
 describe('memory OAuthStore', () => {
-  it('sweeps expired records out of its maps every so many writes, so memory stays bounded', async () => {
+  it('sweeps expired grants every so many new grants, so memory stays bounded by the live ones', async () => {
     const clock = testClock();
     const store = createMemoryOAuthStore({ now: clock.read, sweepEvery: 10 });
-    for (let i = 0; i < 50; i += 1) {
-      const grantId = `grant-${i}`;
-      await store.saveCode(codeRecord(grantId, { expiresAt: BASE_TIME + MINUTE }));
-      await store.saveTokens({ access: tokenRecord(grantId, { expiresAt: BASE_TIME + MINUTE }) });
-    }
-    expect(store.size).toBe(100);
+    for (let i = 0; i < 50; i += 1) await store.saveCode(codeRecord(`grant-${i}`, { expiresAt: BASE_TIME + MINUTE }));
+    expect(store.size).toBe(50);
 
     clock.now = BASE_TIME + 2 * MINUTE;
-    // The next sweep comes at the latest after as many writes as the last sweep left records.
-    for (let i = 0; i < 110; i += 1) await store.saveCode(codeRecord('live-grant', { expiresAt: BASE_TIME + HOUR }));
-    expect(store.size).toBe(110);
+    // The next sweep comes at the latest after as many new grants as the last sweep left.
+    for (let i = 0; i < 40; i += 1) await store.saveCode(codeRecord(`live-${i}`, { expiresAt: BASE_TIME + HOUR }));
+    expect(store.size).toBe(40);
   });
 
-  it('deleteExpired drops expired codes, tokens and lapsed revocations at once', async () => {
+  it('deleteExpired drops a grant once its last part expired', async () => {
     const clock = testClock();
     const store = createMemoryOAuthStore({ now: clock.read });
     await store.saveCode(codeRecord('grant-a'));
-    await store.saveTokens({ access: tokenRecord('grant-b'), refresh: refreshRecord('grant-b') });
-    await store.revokeGrant('grant-c', BASE_TIME + HOUR);
-    expect(store.size).toBe(4);
+    await issueGrant(store, { grantId: 'grant-b', access: { expiresAt: BASE_TIME + HOUR }, refresh: { expiresAt: BASE_TIME + 24 * HOUR } });
+    expect(store.size).toBe(2);
 
     clock.now = BASE_TIME + 2 * HOUR;
-    expect(await store.deleteExpired()).toBe(3);
+    expect(await store.deleteExpired()).toBe(1);
     expect(store.size).toBe(1);
     clock.now = BASE_TIME + 25 * HOUR;
     expect(await store.deleteExpired()).toBe(1);
     expect(store.size).toBe(0);
   });
 
-  it('findAccessTokenSync (the quota guard\'s path) answers exactly as findAccessToken: live, expired, revoked, unknown', async () => {
+  it('findAccessTokenSync (the quota guard\'s path) answers exactly as findAccessToken, with one frozen record: live, expired, retired, revoked, unknown', async () => {
     const clock = testClock();
     const store = createMemoryOAuthStore({ now: clock.read });
-    const access = tokenRecord('grant-a', { expiresAt: BASE_TIME + MINUTE });
-    await store.saveTokens({ access });
+    const { code, access, refresh } = await issueGrant(store, { grantId: 'grant-a', access: { expiresAt: BASE_TIME + MINUTE } });
     const refs = [access.ref, { grantId: 'grant-a', hash: 'another-hash' }, { grantId: 'grant-z', hash: access.ref.hash }];
     for (const ref of refs) expect(store.findAccessTokenSync(ref)).toStrictEqual(await store.findAccessToken(ref));
-    expect(store.findAccessTokenSync(access.ref)).toStrictEqual(access);
+    expect(store.findAccessTokenSync(access.ref)).toStrictEqual(accessView(code, access));
+    expect(store.findAccessTokenSync(access.ref)).toBe(store.findAccessTokenSync(access.ref));
+    expect(Object.isFrozen(store.findAccessTokenSync(access.ref)?.user.claims)).toBe(true);
 
     clock.now = access.expiresAt;
     expect(store.findAccessTokenSync(access.ref)).toBeUndefined();
     clock.now = BASE_TIME;
-    await store.revokeGrant('grant-a', BASE_TIME + HOUR);
+    const first = await refreshOnce(store, refresh!.ref);
+    await refreshOnce(store, first.tokens.refresh.ref);
     expect(store.findAccessTokenSync(access.ref)).toBeUndefined();
+    expect(store.findAccessTokenSync(first.tokens.access.ref)).toStrictEqual(accessView(code, first.tokens.access));
+    await store.revokeGrant('grant-a');
+    expect(store.findAccessTokenSync(first.tokens.access.ref)).toBeUndefined();
   });
 
   it('starts with the clients given in its options', async () => {
@@ -101,15 +112,24 @@ async function deleteKeys(client: Redis, prefix: string): Promise<void> {
   for (const key of await scanKeys(client, prefix)) await client.del(key);
 }
 
-async function scanKeys(client: Redis, prefix: string): Promise<string[]> {
+async function scanKeys(client: Redis, pattern: string): Promise<string[]> {
   const found: string[] = [];
   let cursor = '0';
   do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${pattern}*`, 'COUNT', 500);
     found.push(...keys);
     cursor = next;
   } while (cursor !== '0');
   return found;
+}
+
+/** Keys under the grant's hash tag, plus the fields of those that are hashes. */
+async function redisFootprint(client: Redis, prefix: string, grantId: string): Promise<number> {
+  let count = 0;
+  for (const key of await scanKeys(client, `${prefix}{${encodeURIComponent(grantId)}}`)) {
+    count += 1 + ((await client.type(key)) === 'hash' ? await client.hlen(key) : 0);
+  }
+  return count;
 }
 
 /** The part of a key Redis Cluster hashes: the text of the first non-empty `{...}`, else the key. */
@@ -144,6 +164,7 @@ describeRedis('Redis OAuthStore', () => {
       const prefix = `${uniqueName('oauth')}:`;
       return {
         store: createRedisOAuthStore({ client, prefix, now }),
+        footprint: (grantId) => redisFootprint(client, prefix, grantId),
         cleanup: async () => {
           await deleteKeys(client, prefix);
           await client.quit();
@@ -173,32 +194,24 @@ describeRedis('Redis OAuthStore', () => {
       expectTypeOf<Cluster>().toExtend<RedisLike>();
     });
 
-    it('gives every grant key a TTL and its grant hash tag; clients and consents never expire', async () => {
+    it('keeps a grant in one key under its hash tag, with a TTL; the pair index, clients and consents never expire', async () => {
       const store = createRedisOAuthStore({ client, prefix, now: clock.read });
       try {
-        const grant = 'grant:{odd}';
-        await store.saveCode(codeRecord(grant));
-        await store.saveTokens({ access: tokenRecord(grant), refresh: refreshRecord(grant) });
-        await store.revokeGrant('grant-revoked', BASE_TIME + HOUR);
+        const grantId = 'grant:{odd}';
+        const { refresh } = await issueGrant(store, { grantId });
+        await refreshOnce(store, refresh!.ref);
         await store.saveClient({ id: 'c1', name: 'C', redirectUris: [], scopes: [], grants: [] });
         await store.saveConsent('sub', 'c1', ['openid']);
 
         const keys = await scanKeys(client, prefix);
-        // code, at, rt, tokens set / revoked marker / client / consent
-        expect(keys).toHaveLength(7);
-        for (const key of keys) {
-          const ttl = await client.pttl(key);
-          if (key.startsWith(`${prefix}client:`) || key.startsWith(`${prefix}consent:`)) {
-            expect(ttl, key).toBe(-1);
-            continue;
-          }
-          expect(ttl, key).toBeGreaterThan(0);
-          expect(ttl, key).toBeLessThanOrEqual(24 * HOUR);
-          const tag = hashTag(key);
-          expect([encodeURIComponent(grant), 'grant-revoked'], key).toContain(tag);
-        }
-        // The four keys of the grant share one tag, hence one Cluster slot.
-        expect(keys.filter((key) => hashTag(key) === encodeURIComponent(grant))).toHaveLength(4);
+        // the grant / its pair's index / client / consent
+        expect(keys).toHaveLength(4);
+        const tagged = keys.filter((key) => hashTag(key) === encodeURIComponent(grantId));
+        expect(tagged).toHaveLength(1);
+        const ttl = await client.pttl(tagged[0]!);
+        expect(ttl).toBeGreaterThan(23 * HOUR);
+        expect(ttl).toBeLessThanOrEqual(24 * HOUR);
+        for (const key of keys.filter((key) => key !== tagged[0])) expect(await client.pttl(key), key).toBe(-1);
       } finally {
         await deleteKeys(client, prefix);
       }
@@ -208,10 +221,8 @@ describeRedis('Redis OAuthStore', () => {
       const store = createRedisOAuthStore({ client, prefix, now: clock.read });
       try {
         // The injected clock is far from the real one; the TTL must still be expiresAt - now.
-        const code = codeRecord('grant-ttl', { expiresAt: BASE_TIME + 10 * MINUTE });
-        await store.saveCode(code);
-        const [key] = await scanKeys(client, prefix);
-        const ttl = await client.pttl(key!);
+        await store.saveCode(codeRecord('grant-ttl', { expiresAt: BASE_TIME + 10 * MINUTE }));
+        const ttl = await client.pttl(`${prefix}{grant-ttl}:grant`);
         expect(ttl).toBeGreaterThan(9 * MINUTE);
         expect(ttl).toBeLessThanOrEqual(10 * MINUTE);
       } finally {
@@ -219,15 +230,58 @@ describeRedis('Redis OAuthStore', () => {
       }
     });
 
-    it('answers findAccessToken with a single GET', async () => {
+    it('answers findAccessToken with a single HMGET, and a refresh with two round trips', async () => {
       const { client: counted, calls } = recording(client);
       const store = createRedisOAuthStore({ client: counted, prefix, now: clock.read });
       try {
-        const access = tokenRecord('grant-one-trip');
-        await store.saveTokens({ access, refresh: refreshRecord('grant-one-trip') });
+        const { code, access, refresh } = await issueGrant(store);
         calls.length = 0;
-        expect(await store.findAccessToken(access.ref)).toStrictEqual(access);
-        expect(calls).toEqual(['get']);
+        expect(await store.findAccessToken(access.ref)).toStrictEqual(accessView(code, access));
+        expect(calls).toEqual(['hmget']);
+
+        calls.length = 0;
+        expect((await refreshOnce(store, refresh!.ref)).outcome).toBe('rotated');
+        expect(calls).toEqual(['hmget', 'evalsha']);
+      } finally {
+        await deleteKeys(client, prefix);
+      }
+    });
+
+    it('leaves the grant as it was when the rotation call fails, so the same refresh token works again', async () => {
+      let failRotation = false;
+      const { client: flaky } = recording(client, (method) => {
+        if (method !== 'evalsha' || !failRotation) return undefined;
+        failRotation = false;
+        return new Error('ECONNRESET');
+      });
+      const store = createRedisOAuthStore({ client: flaky, prefix, now: clock.read });
+      try {
+        const { code, access, refresh } = await issueGrant(store);
+        failRotation = true;
+        await expect(refreshOnce(store, refresh!.ref)).rejects.toThrow(/ECONNRESET/);
+        expect(await store.findAccessToken(access.ref)).toStrictEqual(accessView(code, access));
+        const retry = await refreshOnce(store, refresh!.ref);
+        expect(retry.outcome).toBe('rotated');
+        expect(await store.findAccessToken(retry.tokens.access.ref)).toStrictEqual(accessView(code, retry.tokens.access));
+      } finally {
+        await deleteKeys(client, prefix);
+      }
+    });
+
+    it("keeps a pair's grant index within its live grants, without timers", async () => {
+      const store = createRedisOAuthStore({ client, prefix, now: clock.read });
+      const index = `${prefix}grants:${encodeURIComponent('user-alice')}:client-1`;
+      try {
+        const ended = Array.from({ length: 40 }, (_, i) => codeRecord(`ended-${i}`));
+        for (const code of ended) await store.saveCode(code);
+        for (const code of ended) await store.revokeGrant(code.ref.grantId);
+        expect(await client.zcard(index)).toBe(40);
+        for (let i = 0; i < 40; i += 1) await store.saveCode(codeRecord(`live-${i}`));
+        expect(await client.zcard(index)).toBe(40);
+        expect((await client.zrange(index, 0, -1)).every((grantId) => grantId.startsWith('live-'))).toBe(true);
+
+        await store.revokeUserGrants('user-alice', 'client-1');
+        expect(await client.exists(index)).toBe(0);
       } finally {
         await deleteKeys(client, prefix);
       }
@@ -244,7 +298,8 @@ describeRedis('Redis OAuthStore', () => {
       try {
         const code = codeRecord('grant-noscript');
         await store.saveCode(code);
-        expect(calls).toEqual(['evalsha', 'eval']);
+        // indexing the grant (refused, then EVAL), then saving it
+        expect(calls).toEqual(['evalsha', 'eval', 'evalsha']);
         calls.length = 0;
         expect(await store.consumeCode(code.ref)).toBe(true);
         expect(calls).toEqual(['evalsha']);
@@ -280,11 +335,21 @@ describe('PostgreSQL OAuthStore options', () => {
 describePostgres('PostgreSQL OAuthStore', () => {
   describeOAuthStoreConformance({
     name: 'PostgreSQL',
+    // Each refresh is one committed UPDATE, so the loop is bounded by commit latency.
+    refreshes: 2_000,
     create: async (now) => {
       const pool = new pg.Pool({ connectionString: databaseUrl, max: 8 });
       const schema = uniqueName('oauth');
       return {
         store: createPostgresOAuthStore({ pool, schema, now }),
+        // The rows of the grant and their stored size.
+        footprint: async (grantId) => {
+          const { rows } = await pool.query<{ bytes: string }>(
+            `SELECT coalesce(sum(pg_column_size(g.*)), 0) AS bytes FROM "${schema}".oauth_grants g WHERE grant_id = $1`,
+            [grantId],
+          );
+          return Number(rows[0]!.bytes);
+        },
         cleanup: async () => {
           await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
           await pool.end();
@@ -313,6 +378,21 @@ describePostgres('PostgreSQL OAuthStore', () => {
     const countRows = async (table: string) =>
       Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".${table}`)).rows[0]!.n);
 
+    /** The pool, counting the statements sent; `corrupt` makes the next one fail on the server. */
+    function countingPool() {
+      const counted = { statements: 0, corruptNext: false };
+      const queryable: PgQueryable = {
+        query: (text, values) => {
+          counted.statements += 1;
+          if (!counted.corruptNext || !values) return pool.query(text, values);
+          counted.corruptNext = false;
+          // Every timestamp parameter becomes text the server refuses, so the statement fails there.
+          return pool.query(text, values.map((value) => (value instanceof Date ? 'not a timestamp' : value)));
+        },
+      };
+      return { queryable, counted };
+    }
+
     it('migrates idempotently, and two concurrent migrations of a fresh schema both succeed', async () => {
       const first = createPostgresOAuthStore({ pool, schema, migrate: false });
       const second = createPostgresOAuthStore({ pool, schema, migrate: false });
@@ -323,13 +403,7 @@ describePostgres('PostgreSQL OAuthStore', () => {
           'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
           [schema],
         );
-        expect(rows.map((row) => row.table_name)).toEqual([
-          'oauth_clients',
-          'oauth_codes',
-          'oauth_consents',
-          'oauth_grants',
-          'oauth_tokens',
-        ]);
+        expect(rows.map((row) => row.table_name)).toEqual(['oauth_clients', 'oauth_consents', 'oauth_grants']);
       } finally {
         await dropSchema();
       }
@@ -346,21 +420,50 @@ describePostgres('PostgreSQL OAuthStore', () => {
       }
     });
 
-    it('deleteExpired removes expired rows, keeps live ones and answers the count', async () => {
+    it('answers findAccessToken with one statement, and a refresh with two', async () => {
+      const { queryable, counted } = countingPool();
+      const store = createPostgresOAuthStore({ pool: queryable, schema, now: clock.read });
+      try {
+        const { code, access, refresh } = await issueGrant(store);
+        counted.statements = 0;
+        expect(await store.findAccessToken(access.ref)).toStrictEqual(accessView(code, access));
+        expect(counted.statements).toBe(1);
+
+        counted.statements = 0;
+        expect((await refreshOnce(store, refresh!.ref)).outcome).toBe('rotated');
+        expect(counted.statements).toBe(2);
+      } finally {
+        await dropSchema();
+      }
+    });
+
+    it('leaves the grant as it was when the rotation fails on the server, so the same refresh token works again', async () => {
+      const { queryable, counted } = countingPool();
+      const store = createPostgresOAuthStore({ pool: queryable, schema, now: clock.read });
+      try {
+        const { code, access, refresh } = await issueGrant(store);
+        const tokens = nextTokens(code.ref.grantId);
+        counted.corruptNext = true;
+        await expect(store.rotateRefreshToken(refresh!.ref, tokens)).rejects.toThrow(/timestamp|time zone|date/i);
+        expect(await store.findAccessToken(tokens.access.ref)).toBeUndefined();
+        expect(await store.findAccessToken(access.ref)).toStrictEqual(accessView(code, access));
+        const retry = await refreshOnce(store, refresh!.ref);
+        expect(retry.outcome).toBe('rotated');
+        expect(await store.findAccessToken(retry.tokens.access.ref)).toStrictEqual(accessView(code, retry.tokens.access));
+      } finally {
+        await dropSchema();
+      }
+    });
+
+    it('deleteExpired removes the rows of expired grants, keeps live ones and answers the count', async () => {
       const store = createPostgresOAuthStore({ pool, schema, now: clock.read });
       try {
         await store.saveCode(codeRecord('grant-a', { expiresAt: BASE_TIME + MINUTE }));
         await store.saveCode(codeRecord('grant-b', { expiresAt: BASE_TIME + 10 * HOUR }));
-        await store.saveTokens({
-          access: tokenRecord('grant-c', { expiresAt: BASE_TIME + MINUTE }),
-          refresh: refreshRecord('grant-c', { expiresAt: BASE_TIME + 2 * MINUTE }),
-        });
+        await issueGrant(store, { grantId: 'grant-c', access: { expiresAt: BASE_TIME + MINUTE }, refresh: { expiresAt: BASE_TIME + 2 * MINUTE } });
         clock.now = BASE_TIME + 5 * MINUTE;
-        // one code, two tokens and the grant row of grant-c
-        expect(await store.deleteExpired()).toBe(4);
-        expect(await countRows('oauth_codes')).toBe(1);
-        expect(await countRows('oauth_tokens')).toBe(0);
-        expect(await countRows('oauth_grants')).toBe(0);
+        expect(await store.deleteExpired()).toBe(2);
+        expect(await countRows('oauth_grants')).toBe(1);
         expect(await store.deleteExpired()).toBe(0);
       } finally {
         await dropSchema();
@@ -373,7 +476,7 @@ describePostgres('PostgreSQL OAuthStore', () => {
         await store.saveCode(codeRecord('grant-a', { expiresAt: BASE_TIME + MINUTE }));
         clock.now = BASE_TIME + 2 * MINUTE;
         await store.saveCode(codeRecord('grant-b', { expiresAt: BASE_TIME + HOUR }));
-        await vi.waitFor(async () => expect(await countRows('oauth_codes')).toBe(1), { timeout: 2000, interval: 20 });
+        await vi.waitFor(async () => expect(await countRows('oauth_grants')).toBe(1), { timeout: 2000, interval: 20 });
       } finally {
         await dropSchema();
       }

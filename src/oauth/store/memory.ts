@@ -2,17 +2,24 @@
  * The in-process OAuth store: the embedded default, and the reference the Redis and PostgreSQL
  * stores are checked against by the shared conformance suite.
  *
+ * Bound: one entry per grant (per authorization) until its last part expires, and each entry has
+ * a fixed shape (the code record, two refresh-token hashes, two access tokens; see types.ts), so
+ * refreshing a grant never grows the store. `size` counts the entries.
+ *
  * Expiry works on timestamps from the injected clock, never on timers: a `setTimeout` longer than
  * 24.8 days overflows and fires at once, and a timer per record would keep the process busy.
- * Expired records are swept instead, every so many writes, so memory stays bounded by the live
- * records however long the process runs.
+ * Expired entries are swept instead, every so many new grants, so memory stays bounded by the live
+ * grants however long the process runs. Every operation is synchronous inside, so nothing can
+ * interleave between a check and the write that follows it.
  */
 import { systemClock, type Clock } from '../../core/clock.js';
 import { deepFreeze } from '../../core/deep-freeze.js';
+import { checkGrantId, grantIdOf, tokenView } from './grant-record.js';
 import type {
   AccessTokenRecord,
   AuthorizationCodeRecord,
-  ConsumedMarker,
+  NewToken,
+  NewTokens,
   OAuthClientRecord,
   OAuthStore,
   RefreshTokenRecord,
@@ -25,47 +32,57 @@ export interface MemoryOAuthStoreOptions {
   /** Clients registered up front, as if passed to `saveClient`. */
   clients?: OAuthClientRecord[];
   /**
-   * Minimum number of writes between two sweeps of expired records (default 1000). The actual
-   * interval also grows with the number of records held, so a sweep costs O(1) per write amortised.
+   * Minimum number of new grants between two sweeps of expired ones (default 1000). The actual
+   * interval also grows with the number of grants held, so a sweep costs O(1) per grant amortised.
    */
   sweepEvery?: number;
 }
 
 /** The memory store exposes its housekeeping, so hosts and tests can observe it. */
 export interface MemoryOAuthStore extends OAuthStore {
-  /** Drops every expired code, token and lapsed revocation now; answers how many went. */
+  /** Drops every expired grant now; answers how many went. */
   deleteExpired(): Promise<number>;
-  /**
-   * Codes, tokens and revocations currently held, expired or not (clients and consents excluded),
-   * counted from the maps themselves.
-   */
+  /** Grant entries currently held, expired or not (clients and consents excluded). */
   readonly size: number;
   findAccessTokenSync(ref: TokenRef): AccessTokenRecord | undefined;
 }
 
-/**
- * Records are kept as JSON text, as the Redis and PostgreSQL stores keep them: a record that
- * survives here survives there too, and nothing a caller does to its object afterwards reaches
- * the store. Reads return a fresh copy, except access tokens (below).
- */
-interface Entry {
-  json: string;
+interface AccessSlot {
+  hash: string;
+  scope: readonly string[];
   expiresAt: number;
-  consumed: boolean;
   /**
-   * The access token's record, parsed once on first read and deep-frozen: every guarded call
-   * reads it, and parsing the JSON each time was the largest cost of the memory guard.
+   * The token's record, built on first read and deep-frozen: every guarded call reads it, and
+   * building it each time was the largest cost of the memory guard.
    */
   frozen?: AccessTokenRecord;
 }
 
-/** Everything of one grant sits together, so revoking it is one map operation. */
+interface RefreshSlot {
+  hash: string;
+  expiresAt: number;
+}
+
 interface Grant {
-  codes: Map<string, Entry>;
-  access: Map<string, Entry>;
-  refresh: Map<string, Entry>;
-  /** Until when `saveTokens` refuses this grant (ms); 0 when never revoked. */
-  revokedUntil: number;
+  /**
+   * The code record as saved, kept as JSON text as Redis and PostgreSQL keep it: a record that
+   * survives here survives there too, and nothing a caller does to its object reaches the store.
+   */
+  json: string;
+  /** `json` parsed once and deep-frozen, shared by the access-token records. */
+  parsed?: AuthorizationCodeRecord;
+  codeHash: string;
+  codeExpiresAt: number;
+  consumed: boolean;
+  generation: number;
+  refresh?: RefreshSlot;
+  previousRefresh?: RefreshSlot;
+  access?: AccessSlot;
+  previousAccess?: AccessSlot;
+  /** When the last part of the grant expires. */
+  expiresAt: number;
+  /** consentKey(sub, clientId), for revokeUserGrants. */
+  pair: string;
 }
 
 /**
@@ -82,81 +99,73 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
   const clients = new Map<string, string>();
   const consents = new Map<string, string>();
   const grants = new Map<string, Grant>();
-  let writesSinceSweep = 0;
+  /** The grant ids of each (sub, clientId) pair. */
+  const byPair = new Map<string, Set<string>>();
+  let grantsSinceSweep = 0;
   let sizeAfterSweep = 0;
 
   for (const client of options.clients ?? []) clients.set(client.id, JSON.stringify(client));
 
-  function grantOf(grantId: string): Grant {
-    checkGrantId(grantId);
-    let grant = grants.get(grantId);
-    if (!grant) {
-      grant = { codes: new Map(), access: new Map(), refresh: new Map(), revokedUntil: 0 };
-      grants.set(grantId, grant);
-    }
-    return grant;
+  function drop(grantId: string): void {
+    const grant = grants.get(grantId);
+    if (!grant) return;
+    grants.delete(grantId);
+    const ids = byPair.get(grant.pair);
+    ids?.delete(grantId);
+    if (ids?.size === 0) byPair.delete(grant.pair);
   }
 
-  function put(map: Map<string, Entry>, record: { ref: TokenRef; expiresAt: number }): void {
-    // An already expired record would only be swept again; storing nothing reads the same.
-    if (record.expiresAt <= now()) {
-      map.delete(record.ref.hash);
-      return;
-    }
-    map.set(record.ref.hash, { json: JSON.stringify(record), expiresAt: record.expiresAt, consumed: false });
+  /** The grant unless it is unknown or wholly expired. */
+  function live(grantId: string): Grant | undefined {
+    const grant = grants.get(grantId);
+    return grant && grant.expiresAt > now() ? grant : undefined;
   }
 
-  /** The live entry behind a ref, or undefined; never creates a grant. */
-  function live(pick: (grant: Grant) => Map<string, Entry>, ref: TokenRef): Entry | undefined {
-    const grant = grants.get(ref.grantId);
-    const entry = grant && pick(grant).get(ref.hash);
-    return entry && entry.expiresAt > now() ? entry : undefined;
+  function liveCode(ref: TokenRef): Grant | undefined {
+    const grant = live(ref.grantId);
+    return grant && grant.codeHash === ref.hash && grant.codeExpiresAt > now() ? grant : undefined;
   }
+
+  const matches = (slot: RefreshSlot | AccessSlot | undefined, hash: string) => slot !== undefined && slot.hash === hash && slot.expiresAt > now();
 
   /**
-   * Sweeps once the writes since the last sweep reach `sweepEvery` or the number of records the
-   * last sweep left, whichever is larger: a sweep is O(records), so this keeps writes O(1)
-   * amortised while memory stays within about twice the live records.
+   * Sweeps once the grants created since the last sweep reach `sweepEvery` or the number the last
+   * sweep left, whichever is larger: a sweep is O(grants), so this keeps it O(1) per grant
+   * amortised while memory stays within about twice the live grants.
    */
-  function wrote(): void {
-    writesSinceSweep += 1;
-    if (writesSinceSweep >= Math.max(sweepEvery, sizeAfterSweep)) sweep();
+  function created(): void {
+    grantsSinceSweep += 1;
+    if (grantsSinceSweep >= Math.max(sweepEvery, sizeAfterSweep)) sweep();
   }
 
   function sweep(): number {
     const at = now();
-    const before = countRecords();
-    for (const [grantId, grant] of grants) {
-      for (const map of [grant.codes, grant.access, grant.refresh]) {
-        for (const [hash, entry] of map) {
-          if (entry.expiresAt <= at) map.delete(hash);
-        }
-      }
-      if (grant.revokedUntil <= at) grant.revokedUntil = 0;
-      if (grant.codes.size + grant.access.size + grant.refresh.size === 0 && grant.revokedUntil === 0) {
-        grants.delete(grantId);
-      }
-    }
-    writesSinceSweep = 0;
-    sizeAfterSweep = countRecords();
+    const before = grants.size;
+    for (const [grantId, grant] of grants) if (grant.expiresAt <= at) drop(grantId);
+    grantsSinceSweep = 0;
+    sizeAfterSweep = grants.size;
     return before - sizeAfterSweep;
   }
 
-  function countRecords(): number {
-    let count = 0;
-    for (const grant of grants.values()) {
-      count += grant.codes.size + grant.access.size + grant.refresh.size + (grant.revokedUntil === 0 ? 0 : 1);
-    }
-    return count;
+  function parsed(grant: Grant): AuthorizationCodeRecord {
+    return (grant.parsed ??= deepFreeze(JSON.parse(grant.json) as AuthorizationCodeRecord));
   }
 
-  function withMarker<T>(entry: Entry): T & ConsumedMarker {
-    return { ...(JSON.parse(entry.json) as T), consumed: entry.consumed };
+  /** Installs the tokens of an issuance as the grant's current generation. */
+  function install(grant: Grant, { access, refresh }: NewTokens): void {
+    grant.generation += 1;
+    grant.previousAccess = grant.access;
+    grant.access = { hash: access.ref.hash, scope: Object.freeze([...access.scope]), expiresAt: access.expiresAt };
+    if (refresh) {
+      grant.previousRefresh = grant.refresh;
+      grant.refresh = slotOf(refresh);
+    }
+    grant.expiresAt = Math.max(grant.expiresAt, access.expiresAt, refresh?.expiresAt ?? 0);
   }
 
   const store: MemoryOAuthStore = {
     get size() {
-      return countRecords();
+      return grants.size;
     },
 
     async deleteExpired() {
@@ -173,30 +182,41 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
     },
 
     async saveCode(code) {
-      put(grantOf(code.ref.grantId).codes, code);
-      wrote();
+      const { grantId } = code.ref;
+      checkGrantId(grantId);
+      drop(grantId);
+      // An already expired code would only be swept again; storing nothing reads the same.
+      if (code.expiresAt <= now()) return;
+      const pair = consentKey(code.user.sub, code.clientId);
+      grants.set(grantId, {
+        json: JSON.stringify(code),
+        codeHash: code.ref.hash,
+        codeExpiresAt: code.expiresAt,
+        consumed: false,
+        generation: 0,
+        expiresAt: code.expiresAt,
+        pair,
+      });
+      byPair.set(pair, (byPair.get(pair) ?? new Set()).add(grantId));
+      created();
     },
 
     async findCode(ref) {
-      const entry = live((grant) => grant.codes, ref);
-      return entry && withMarker<AuthorizationCodeRecord>(entry);
+      const grant = liveCode(ref);
+      return grant && { ...(JSON.parse(grant.json) as AuthorizationCodeRecord), consumed: grant.consumed };
     },
 
     async consumeCode(ref) {
-      // Single-threaded: nothing can interleave between the check and the write.
-      const entry = live((grant) => grant.codes, ref);
-      if (!entry || entry.consumed) return false;
-      entry.consumed = true;
+      const grant = liveCode(ref);
+      if (!grant || grant.consumed) return false;
+      grant.consumed = true;
       return true;
     },
 
-    async saveTokens({ access, refresh }) {
-      checkSameGrant(access, refresh);
-      const grant = grantOf(access.ref.grantId);
-      if (grant.revokedUntil > now()) return false;
-      put(grant.access, access);
-      if (refresh) put(grant.refresh, refresh);
-      wrote();
+    async issueTokens(tokens) {
+      const grant = live(grantIdOf(tokens));
+      if (!grant || !grant.consumed || grant.generation !== 0) return false;
+      install(grant, tokens);
       return true;
     },
 
@@ -205,30 +225,50 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
     },
 
     findAccessTokenSync(ref) {
-      const entry = live((grant) => grant.access, ref);
-      if (!entry) return undefined;
-      return (entry.frozen ??= deepFreeze(JSON.parse(entry.json) as AccessTokenRecord));
+      const grant = grants.get(ref.grantId);
+      if (!grant) return undefined;
+      const slot = matches(grant.access, ref.hash) ? grant.access : matches(grant.previousAccess, ref.hash) ? grant.previousAccess : undefined;
+      if (!slot) return undefined;
+      return (slot.frozen ??= deepFreeze(tokenView(parsed(grant), { grantId: ref.grantId, hash: slot.hash }, [...slot.scope], slot.expiresAt)));
     },
 
     async findRefreshToken(ref) {
-      const entry = live((grant) => grant.refresh, ref);
-      return entry && withMarker<RefreshTokenRecord>(entry);
+      const grant = live(ref.grantId);
+      if (!grant) return undefined;
+      const current = matches(grant.refresh, ref.hash);
+      const slot = current ? grant.refresh : matches(grant.previousRefresh, ref.hash) ? grant.previousRefresh : undefined;
+      if (!slot) return undefined;
+      const record = JSON.parse(grant.json) as AuthorizationCodeRecord;
+      const view: RefreshTokenRecord = tokenView(record, { grantId: ref.grantId, hash: slot.hash }, record.scope, slot.expiresAt);
+      return { ...view, consumed: !current };
     },
 
-    async rotateRefreshToken(ref) {
-      const entry = live((grant) => grant.refresh, ref);
-      if (!entry || entry.consumed) return false;
-      entry.consumed = true;
-      return true;
+    async rotateRefreshToken(presented, next) {
+      const grant = live(grantIdOf(next, presented));
+      if (!grant) return 'invalid';
+      if (matches(grant.refresh, presented.hash)) {
+        install(grant, next);
+        return 'rotated';
+      }
+      return matches(grant.previousRefresh, presented.hash) ? 'reused' : 'invalid';
     },
 
-    async revokeGrant(grantId, until) {
-      const grant = grantOf(grantId);
-      grant.access.clear();
-      grant.refresh.clear();
-      // Keep the later deadline when a grant is revoked twice; a lapsed one is not worth holding.
-      if (until > now() && until > grant.revokedUntil) grant.revokedUntil = until;
-      wrote();
+    async revokeAccessToken(ref) {
+      const grant = grants.get(ref.grantId);
+      if (!grant) return;
+      if (grant.access?.hash === ref.hash) grant.access = undefined;
+      if (grant.previousAccess?.hash === ref.hash) grant.previousAccess = undefined;
+    },
+
+    async revokeGrant(grantId) {
+      checkGrantId(grantId);
+      drop(grantId);
+    },
+
+    async revokeUserGrants(sub, clientId) {
+      const pair = consentKey(sub, clientId);
+      for (const grantId of [...(byPair.get(pair) ?? [])]) drop(grantId);
+      consents.delete(pair);
     },
 
     async getConsent(sub, clientId) {
@@ -243,17 +283,11 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
   return store;
 }
 
+function slotOf(token: NewToken): RefreshSlot {
+  return { hash: token.ref.hash, expiresAt: token.expiresAt };
+}
+
 /** JSON of the pair: unambiguous whatever characters sub and clientId hold. */
 function consentKey(sub: string, clientId: string): string {
   return JSON.stringify([sub, clientId]);
-}
-
-function checkGrantId(grantId: string): void {
-  if (typeof grantId !== 'string' || grantId === '') throw new TypeError('OAuthStore: grantId must be a non-empty string');
-}
-
-function checkSameGrant(access: AccessTokenRecord, refresh: RefreshTokenRecord | undefined): void {
-  if (refresh && refresh.ref.grantId !== access.ref.grantId) {
-    throw new TypeError('OAuthStore.saveTokens: the access and refresh token must belong to the same grant');
-  }
 }

@@ -4,31 +4,27 @@
  * Tables (in one schema, default `courier_platform`):
  *
  *   oauth_clients   (id pk, record json)
- *   oauth_codes     (grant_id, hash, record json, consumed, expires_at)          pk (grant_id, hash)
- *   oauth_tokens    (grant_id, kind access|refresh, hash, record json, consumed, expires_at)
- *                                                                         pk (grant_id, kind, hash)
- *   oauth_grants    (grant_id pk, revoked_until, expires_at)
+ *   oauth_grants    (grant_id pk, client_id, sub, the grant record's columns, expires_at)
+ *                                                      indexes (client_id, sub) and (expires_at)
  *   oauth_consents  (sub, client_id, scopes text[])                          pk (sub, client_id)
  *   oauth_rate_limits (key pk, points, expire)   brute-force counters, created by rate-limiter-flexible
  *
+ * One row per grant, bounded whatever the number of refreshes (see types.ts): the code record
+ * and the code's hash, expiry and consumed flag; the generation; the current and the previous
+ * refresh token (hash and expiry); the current and the previous access token (json: hash,
+ * scope, expiresAt). Every operation on a grant is one statement on its row: row locking
+ * serialises concurrent ones, and a statement that fails changes nothing.
+ *
  * Records are `json`, not `jsonb`: json keeps the exact text (key order, numbers, any string
- * jsonb would refuse such as \u0000) and costs nothing to write; nothing queries inside them.
- * Every key leads with grant_id, so one index serves both the lookups and revoking a grant.
+ * jsonb would refuse such as \u0000) and costs nothing to write.
  *
  * Time always comes from the injected clock as a parameter, never SQL `now()`, so expiry follows
  * the same clock as the other stores (and tests can move it).
  */
 import { systemClock, type Clock } from '../../core/clock.js';
 import type { PgQueryable } from '../../core/store-clients.js';
-import type {
-  AccessTokenRecord,
-  AuthorizationCodeRecord,
-  ConsumedMarker,
-  OAuthClientRecord,
-  OAuthStore,
-  RefreshTokenRecord,
-  TokenRef,
-} from './types.js';
+import { checkGrantId, grantIdOf, tokenView, type StoredAccessToken } from './grant-record.js';
+import type { AuthorizationCodeRecord, NewTokens, OAuthClientRecord, OAuthStore, TokenRef } from './types.js';
 
 export interface PostgresOAuthStoreOptions {
   /** A `pg.Pool` (or anything `PgQueryable`). The store never ends it. */
@@ -58,8 +54,8 @@ export interface PostgresOAuthStore extends OAuthStore {
   /** Creates the schema, tables and indexes when missing. Idempotent, and safe to run concurrently. */
   migrate(): Promise<void>;
   /**
-   * Deletes expired codes, tokens and grant rows; answers how many rows went. The store also runs
-   * it by itself at most once a minute (of the injected clock) after a write.
+   * Deletes the rows of expired grants; answers how many went. The store also runs it by itself
+   * at most once a minute (of the injected clock) after a new grant.
    */
   deleteExpired(): Promise<number>;
 }
@@ -69,7 +65,6 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]*$/;
 
 interface RecordRow {
   record: unknown;
-  consumed?: boolean;
 }
 
 /**
@@ -139,10 +134,20 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
     deleteExpired().catch(() => undefined);
   }
 
-  async function findMarked<T>(text: string, ref: TokenRef): Promise<(T & ConsumedMarker) | undefined> {
-    const { rows } = await query<RecordRow>(text, [ref.grantId, ref.hash, new Date(now())]);
-    const row = rows[0];
-    return row && { ...parse<T>(row.record), consumed: row.consumed === true };
+  /** The first issuance, or a refresh presenting a refresh token: one statement either way. */
+  async function install(text: string, tokens: NewTokens, presented?: TokenRef): Promise<{ rotated: boolean } | undefined> {
+    const { access, refresh } = tokens;
+    const stored: StoredAccessToken & { hash: string } = { hash: access.ref.hash, scope: access.scope, expiresAt: access.expiresAt };
+    const { rows } = await query<{ rotated: boolean }>(text, [
+      grantIdOf(tokens, presented),
+      new Date(now()),
+      JSON.stringify(stored),
+      new Date(Math.max(access.expiresAt, refresh?.expiresAt ?? 0)),
+      refresh?.ref.hash ?? null,
+      refresh ? new Date(refresh.expiresAt) : null,
+      ...(presented ? [presented.hash] : []),
+    ]);
+    return rows[0];
   }
 
   return {
@@ -164,12 +169,21 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
 
     async saveCode(code) {
       checkGrantId(code.ref.grantId);
-      await query(sql.saveCode, [code.ref.grantId, code.ref.hash, JSON.stringify(code), new Date(code.expiresAt)]);
+      await query(sql.saveCode, [
+        code.ref.grantId,
+        code.clientId,
+        code.user.sub,
+        JSON.stringify(code),
+        code.ref.hash,
+        new Date(code.expiresAt),
+      ]);
       maybeSweep();
     },
 
     async findCode(ref) {
-      return findMarked<AuthorizationCodeRecord>(sql.findCode, ref);
+      const { rows } = await query<RecordRow & { consumed: boolean }>(sql.findCode, [ref.grantId, ref.hash, new Date(now())]);
+      const row = rows[0];
+      return row && { ...parse<AuthorizationCodeRecord>(row.record), consumed: row.consumed };
     },
 
     async consumeCode(ref) {
@@ -177,49 +191,42 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
       return rowCount === 1;
     },
 
-    async saveTokens({ access, refresh }) {
-      checkGrantId(access.ref.grantId);
-      if (refresh && refresh.ref.grantId !== access.ref.grantId) {
-        throw new TypeError('OAuthStore.saveTokens: the access and refresh token must belong to the same grant');
-      }
-      const lastExpiry = Math.max(access.expiresAt, refresh?.expiresAt ?? 0);
-      const { rows } = await query<{ ok: boolean }>(sql.saveTokens, [
-        access.ref.grantId,
-        new Date(lastExpiry),
-        new Date(now()),
-        access.ref.hash,
-        JSON.stringify(access),
-        new Date(access.expiresAt),
-        refresh?.ref.hash ?? null,
-        refresh ? JSON.stringify(refresh) : null,
-        refresh ? new Date(refresh.expiresAt) : null,
-      ]);
-      maybeSweep();
-      return rows[0]?.ok === true;
+    async issueTokens(tokens) {
+      return (await install(sql.issueTokens, tokens)) !== undefined;
     },
 
     async findAccessToken(ref) {
-      const { rows } = await query<RecordRow>(sql.findAccessToken, [ref.grantId, ref.hash, new Date(now())]);
+      const { rows } = await query<RecordRow & { access: unknown }>(sql.findAccessToken, [ref.grantId, ref.hash]);
       const row = rows[0];
-      return row && parse<AccessTokenRecord>(row.record);
+      if (!row) return undefined;
+      const { scope, expiresAt } = parse<StoredAccessToken>(row.access);
+      return expiresAt > now() ? tokenView(parse<AuthorizationCodeRecord>(row.record), ref, scope, expiresAt) : undefined;
     },
 
     async findRefreshToken(ref) {
-      return findMarked<RefreshTokenRecord>(sql.findRefreshToken, ref);
+      const { rows } = await query<RecordRow & { current: boolean; expires_at: number }>(sql.findRefreshToken, [ref.grantId, ref.hash, new Date(now())]);
+      const row = rows[0];
+      if (!row) return undefined;
+      const record = parse<AuthorizationCodeRecord>(row.record);
+      return { ...tokenView(record, ref, record.scope, Number(row.expires_at)), consumed: !row.current };
     },
 
-    async rotateRefreshToken(ref) {
-      const { rowCount } = await query(sql.rotateRefreshToken, [ref.grantId, ref.hash, new Date(now())]);
-      return rowCount === 1;
+    async rotateRefreshToken(presented, next) {
+      const row = await install(sql.rotateRefreshToken, next, presented);
+      return !row ? 'invalid' : row.rotated ? 'rotated' : 'reused';
     },
 
-    async revokeGrant(grantId, until) {
+    async revokeAccessToken(ref) {
+      await query(sql.revokeAccessToken, [ref.grantId, ref.hash]);
+    },
+
+    async revokeGrant(grantId) {
       checkGrantId(grantId);
-      await query(sql.revokeGrant, [grantId, new Date(until)]);
-      // The statement above ran on a snapshot taken before it waited for the grant row's lock,
-      // so tokens a concurrent saveTokens committed meanwhile escaped its DELETE; this second
-      // statement sees them. Any saveTokens after the revocation commits is refused instead.
-      await query(sql.deleteGrantTokens, [grantId]);
+      await query(sql.revokeGrant, [grantId]);
+    },
+
+    async revokeUserGrants(sub, clientId) {
+      await query(sql.revokeUserGrants, [sub, clientId]);
     },
 
     async getConsent(sub, clientId) {
@@ -238,12 +245,13 @@ function parse<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;
 }
 
-function checkGrantId(grantId: string): void {
-  if (typeof grantId !== 'string' || grantId === '') throw new TypeError('OAuthStore: grantId must be a non-empty string');
-}
-
 /** Every statement, for one (already validated and quoted) schema name. */
 function statements(s: string) {
+  const grants = `${s}.oauth_grants`;
+  /** The refresh token presented ($7) is the grant's current one and has not expired ($2 = now). */
+  const current = '(refresh_hash = $7::text AND refresh_expires_at > $2::timestamptz)';
+  const ifCurrent = (value: string, otherwise: string) => `CASE WHEN ${current} THEN ${value} ELSE ${otherwise} END`;
+  const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
   return {
     migration: `
 CREATE SCHEMA IF NOT EXISTS ${s};
@@ -251,31 +259,25 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_clients (
   id text PRIMARY KEY,
   record json NOT NULL
 );
-CREATE TABLE IF NOT EXISTS ${s}.oauth_codes (
-  grant_id text NOT NULL,
-  hash text NOT NULL,
-  record json NOT NULL,
-  consumed boolean NOT NULL DEFAULT false,
-  expires_at timestamptz NOT NULL,
-  PRIMARY KEY (grant_id, hash)
-);
-CREATE INDEX IF NOT EXISTS oauth_codes_expires_at_idx ON ${s}.oauth_codes (expires_at);
-CREATE TABLE IF NOT EXISTS ${s}.oauth_tokens (
-  grant_id text NOT NULL,
-  kind text NOT NULL CHECK (kind IN ('access', 'refresh')),
-  hash text NOT NULL,
-  record json NOT NULL,
-  consumed boolean NOT NULL DEFAULT false,
-  expires_at timestamptz NOT NULL,
-  PRIMARY KEY (grant_id, kind, hash)
-);
-CREATE INDEX IF NOT EXISTS oauth_tokens_expires_at_idx ON ${s}.oauth_tokens (expires_at);
-CREATE TABLE IF NOT EXISTS ${s}.oauth_grants (
+CREATE TABLE IF NOT EXISTS ${grants} (
   grant_id text PRIMARY KEY,
-  revoked_until timestamptz,
+  client_id text NOT NULL,
+  sub text NOT NULL,
+  record json NOT NULL,
+  code_hash text NOT NULL,
+  code_expires_at timestamptz NOT NULL,
+  code_consumed boolean NOT NULL DEFAULT false,
+  generation integer NOT NULL DEFAULT 0,
+  refresh_hash text,
+  refresh_expires_at timestamptz,
+  previous_refresh_hash text,
+  previous_refresh_expires_at timestamptz,
+  access json,
+  previous_access json,
   expires_at timestamptz NOT NULL
 );
-CREATE INDEX IF NOT EXISTS oauth_grants_expires_at_idx ON ${s}.oauth_grants (expires_at);
+CREATE INDEX IF NOT EXISTS oauth_grants_pair_idx ON ${grants} (client_id, sub);
+CREATE INDEX IF NOT EXISTS oauth_grants_expires_at_idx ON ${grants} (expires_at);
 CREATE TABLE IF NOT EXISTS ${s}.oauth_consents (
   sub text NOT NULL,
   client_id text NOT NULL,
@@ -287,62 +289,64 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_consents (
     saveClient: `INSERT INTO ${s}.oauth_clients (id, record) VALUES ($1, $2::json)
       ON CONFLICT (id) DO UPDATE SET record = EXCLUDED.record`,
 
-    saveCode: `INSERT INTO ${s}.oauth_codes (grant_id, hash, record, consumed, expires_at)
-      VALUES ($1, $2, $3::json, false, $4)
-      ON CONFLICT (grant_id, hash) DO UPDATE
-      SET record = EXCLUDED.record, consumed = false, expires_at = EXCLUDED.expires_at`,
-    findCode: `SELECT record, consumed FROM ${s}.oauth_codes
-      WHERE grant_id = $1 AND hash = $2 AND expires_at > $3`,
-    // Row-level locking makes this atomic: a concurrent UPDATE waits, then re-checks NOT consumed.
-    consumeCode: `UPDATE ${s}.oauth_codes SET consumed = true
-      WHERE grant_id = $1 AND hash = $2 AND NOT consumed AND expires_at > $3`,
+    /** $1 grant, $2 client, $3 sub, $4 code record, $5 code hash, $6 code expiry. Starts the grant afresh. */
+    saveCode: `INSERT INTO ${grants} AS g (grant_id, client_id, sub, record, code_hash, code_expires_at, expires_at)
+      VALUES ($1, $2, $3, $4::json, $5, $6, $6)
+      ON CONFLICT (grant_id) DO UPDATE SET client_id = EXCLUDED.client_id, sub = EXCLUDED.sub,
+        record = EXCLUDED.record, code_hash = EXCLUDED.code_hash, code_expires_at = EXCLUDED.code_expires_at,
+        code_consumed = false, generation = 0, refresh_hash = NULL, refresh_expires_at = NULL,
+        previous_refresh_hash = NULL, previous_refresh_expires_at = NULL, access = NULL, previous_access = NULL,
+        expires_at = EXCLUDED.expires_at`,
+    findCode: `SELECT record, code_consumed AS consumed FROM ${grants}
+      WHERE grant_id = $1 AND code_hash = $2 AND code_expires_at > $3`,
+    // Row-level locking makes this atomic: a concurrent UPDATE waits, then re-checks NOT code_consumed.
+    consumeCode: `UPDATE ${grants} SET code_consumed = true
+      WHERE grant_id = $1 AND code_hash = $2 AND NOT code_consumed AND code_expires_at > $3`,
 
     /*
-     * $1 grant, $2 grant's last expiry, $3 now, $4-$6 access hash/record/expiry, $7-$9 refresh
-     * (nulls when none). The grant row is upserted first: ON CONFLICT DO UPDATE locks it and reads
-     * its latest committed version, so a revocation committed after this statement's snapshot is
-     * still seen, and a revocation running now waits for this statement (see revokeGrant).
+     * The two issuances share their parameters: $1 grant, $2 now, $3 access token (json with its
+     * hash), $4 the newest expiry, $5-$6 refresh hash and expiry (null when none), $7 the refresh
+     * token presented (refresh only).
      */
-    saveTokens: `WITH grant_row AS (
-        INSERT INTO ${s}.oauth_grants AS g (grant_id, revoked_until, expires_at) VALUES ($1, NULL, $2)
-        ON CONFLICT (grant_id) DO UPDATE SET expires_at = GREATEST(g.expires_at, EXCLUDED.expires_at)
-        RETURNING g.revoked_until
-      ), allowed AS (
-        SELECT 1 FROM grant_row WHERE revoked_until IS NULL OR revoked_until <= $3
-      ), saved AS (
-        INSERT INTO ${s}.oauth_tokens (grant_id, kind, hash, record, consumed, expires_at)
-        SELECT $1, v.kind, v.hash, v.record::json, false, v.expires_at
-        FROM (VALUES ('access', $4::text, $5::text, $6::timestamptz),
-                     ('refresh', $7::text, $8::text, $9::timestamptz)) AS v (kind, hash, record, expires_at)
-        WHERE v.hash IS NOT NULL AND EXISTS (SELECT 1 FROM allowed)
-        ON CONFLICT (grant_id, kind, hash) DO UPDATE
-        SET record = EXCLUDED.record, consumed = false, expires_at = EXCLUDED.expires_at
-      )
-      SELECT EXISTS (SELECT 1 FROM allowed) AS ok`,
-    findAccessToken: `SELECT record FROM ${s}.oauth_tokens
-      WHERE grant_id = $1 AND kind = 'access' AND hash = $2 AND expires_at > $3`,
-    findRefreshToken: `SELECT record, consumed FROM ${s}.oauth_tokens
-      WHERE grant_id = $1 AND kind = 'refresh' AND hash = $2 AND expires_at > $3`,
-    rotateRefreshToken: `UPDATE ${s}.oauth_tokens SET consumed = true
-      WHERE grant_id = $1 AND kind = 'refresh' AND hash = $2 AND NOT consumed AND expires_at > $3`,
-
-    /** Records the later deadline (GREATEST skips NULL) and deletes the grant's tokens. */
-    revokeGrant: `WITH revoked AS (
-        INSERT INTO ${s}.oauth_grants AS g (grant_id, revoked_until, expires_at) VALUES ($1, $2, $2)
-        ON CONFLICT (grant_id) DO UPDATE
-        SET revoked_until = GREATEST(g.revoked_until, EXCLUDED.revoked_until),
-            expires_at = GREATEST(g.expires_at, EXCLUDED.expires_at)
-      )
-      DELETE FROM ${s}.oauth_tokens WHERE grant_id = $1`,
-    deleteGrantTokens: `DELETE FROM ${s}.oauth_tokens WHERE grant_id = $1`,
+    issueTokens: `UPDATE ${grants} SET generation = 1, access = $3::json, refresh_hash = $5::text,
+        refresh_expires_at = $6::timestamptz, expires_at = GREATEST(expires_at, $4::timestamptz)
+      WHERE grant_id = $1 AND code_consumed AND generation = 0 AND expires_at > $2::timestamptz
+      RETURNING true AS rotated`,
+    /*
+     * One statement: the row lock serialises concurrent refreshes, and a refresh that waited
+     * re-reads the row, finds its token now in previous_refresh_hash and answers a reuse. Every
+     * SET expression reads the row as it was before this statement.
+     */
+    rotateRefreshToken: `UPDATE ${grants} SET
+        generation = ${ifCurrent('generation + 1', 'generation')},
+        previous_access = ${ifCurrent('access', 'previous_access')},
+        access = ${ifCurrent('$3::json', 'access')},
+        previous_refresh_hash = ${ifCurrent('refresh_hash', 'previous_refresh_hash')},
+        previous_refresh_expires_at = ${ifCurrent('refresh_expires_at', 'previous_refresh_expires_at')},
+        refresh_hash = ${ifCurrent('$5::text', 'refresh_hash')},
+        refresh_expires_at = ${ifCurrent('$6::timestamptz', 'refresh_expires_at')},
+        expires_at = ${ifCurrent('GREATEST(expires_at, $4::timestamptz)', 'expires_at')}
+      WHERE grant_id = $1 AND (${current} OR (previous_refresh_hash = $7::text AND previous_refresh_expires_at > $2::timestamptz))
+      RETURNING refresh_hash = $5::text AS rotated`,
+    findAccessToken: `SELECT record, CASE WHEN access->>'hash' = $2 THEN access ELSE previous_access END AS access
+      FROM ${grants} WHERE grant_id = $1 AND (access->>'hash' = $2 OR previous_access->>'hash' = $2)`,
+    findRefreshToken: `SELECT record, refresh_hash = $2 AS current,
+        ${epochMs('CASE WHEN refresh_hash = $2 THEN refresh_expires_at ELSE previous_refresh_expires_at END')} AS expires_at
+      FROM ${grants} WHERE grant_id = $1
+        AND ((refresh_hash = $2 AND refresh_expires_at > $3) OR (previous_refresh_hash = $2 AND previous_refresh_expires_at > $3))`,
+    revokeAccessToken: `UPDATE ${grants} SET
+        access = CASE WHEN access->>'hash' = $2 THEN NULL ELSE access END,
+        previous_access = CASE WHEN previous_access->>'hash' = $2 THEN NULL ELSE previous_access END
+      WHERE grant_id = $1 AND (access->>'hash' = $2 OR previous_access->>'hash' = $2)`,
+    revokeGrant: `DELETE FROM ${grants} WHERE grant_id = $1`,
+    revokeUserGrants: `WITH ended AS (DELETE FROM ${grants} WHERE client_id = $2 AND sub = $1)
+      DELETE FROM ${s}.oauth_consents WHERE sub = $1 AND client_id = $2`,
 
     getConsent: `SELECT scopes FROM ${s}.oauth_consents WHERE sub = $1 AND client_id = $2`,
     saveConsent: `INSERT INTO ${s}.oauth_consents (sub, client_id, scopes) VALUES ($1, $2, $3::text[])
       ON CONFLICT (sub, client_id) DO UPDATE SET scopes = EXCLUDED.scopes`,
 
-    deleteExpired: `WITH codes AS (DELETE FROM ${s}.oauth_codes WHERE expires_at <= $1 RETURNING 1),
-      tokens AS (DELETE FROM ${s}.oauth_tokens WHERE expires_at <= $1 RETURNING 1),
-      grants AS (DELETE FROM ${s}.oauth_grants WHERE expires_at <= $1 RETURNING 1)
-      SELECT ((SELECT count(*) FROM codes) + (SELECT count(*) FROM tokens) + (SELECT count(*) FROM grants))::int AS deleted`,
+    deleteExpired: `WITH gone AS (DELETE FROM ${grants} WHERE expires_at <= $1 RETURNING 1)
+      SELECT count(*)::int AS deleted FROM gone`,
   };
 }

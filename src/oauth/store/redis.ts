@@ -1,20 +1,25 @@
 /**
  * The OAuth store on Redis (standalone or Cluster), for several processes acting as one platform.
  *
- * Key layout (`p` = prefix, `g` = encodeURIComponent(grantId), `h` = encodeURIComponent(hash)):
+ * Key layout (`p` = prefix, `g` = encodeURIComponent(grantId), `s`/`c` = the encoded sub/client id):
  *
- *   p{g}:code:h     hash   record (JSON), expiresAt, consumed ('1' once exchanged)   PX to expiresAt
- *   p{g}:at:h       string the access token record (JSON)                            PX to expiresAt
- *   p{g}:rt:h       hash   record (JSON), expiresAt, consumed ('1' once rotated)     PX to expiresAt
- *   p{g}:tokens     set    the key names of the grant's access and refresh tokens    PX to the last
- *   p{g}:revoked    string revoked until (ms)                                        PX to until
- *   p client:id     string the client record (JSON)                                  no expiry
- *   p consent:sub:c string the approved scopes (JSON array)                          no expiry
+ *   p{g}:grant      hash  the grant record (fields below)                 PX to its last part's expiry
+ *   p grants:s:c    zset  the grant ids of a (sub, client) pair           no expiry (pruned, see index)
+ *   p client:id     string the client record (JSON)                       no expiry
+ *   p consent:s:c   string the approved scopes (JSON array)               no expiry
  *   p limits:n:k    string a brute-force count, n client-auth or login (rate-limiter-flexible) EX the window
  *
- * Every key of a grant carries the `{g}` hash tag, so they live in one Cluster slot and the Lua
- * scripts below may touch them together. Encoding the components means no id can forge a `{`, `}`
- * or `:` and collide with another key.
+ * The grant record's fields, bounded whatever the number of refreshes:
+ *
+ *   code, codeExp, record, consumed   the code's hash and expiry (ms), the code record (JSON), '1' once exchanged
+ *   gen                               0 until the first tokens, then one more per refresh
+ *   rt, rtExp / prt, prtExp           the current refresh token's hash and expiry / the previous generation's
+ *   at / pat                          the hash of the current / previous access token
+ *   at:<hash>                         those two access tokens ({scope, expiresAt} JSON); a refresh deletes the older
+ *
+ * A grant is one key under its `{g}` hash tag, so every script below touches one key and works
+ * on Redis Cluster. Encoding the components means no id can forge a `{`, `}` or `:` and collide
+ * with another key.
  *
  * TTLs are computed from the injected clock (`expiresAt - now()`, as PX), not PEXPIREAT: the
  * clock may differ from the Redis server's. The TTL only reclaims memory; readers compare
@@ -23,16 +28,8 @@
 import { createHash } from 'node:crypto';
 import { systemClock, type Clock } from '../../core/clock.js';
 import type { RedisLike } from '../../core/store-clients.js';
-import type {
-  AccessTokenRecord,
-  AuthorizationCodeRecord,
-  ConsumedMarker,
-  GrantBound,
-  OAuthClientRecord,
-  OAuthStore,
-  RefreshTokenRecord,
-  TokenRef,
-} from './types.js';
+import { checkGrantId, grantIdOf, tokenView, type StoredAccessToken } from './grant-record.js';
+import type { AuthorizationCodeRecord, NewTokens, OAuthClientRecord, OAuthStore, TokenRef } from './types.js';
 
 export interface RedisOAuthStoreOptions {
   /** An ioredis `Redis` or `Cluster` instance (or anything `RedisLike`). The store never closes it. */
@@ -65,71 +62,82 @@ function script(source: string): Script {
   return { source, sha: createHash('sha1').update(source).digest('hex') };
 }
 
-/**
- * Saves a code: KEYS[1] code key; ARGV record JSON, expiresAt, ttl. Replaces any previous
- * value so a re-saved code starts unconsumed, and sets data and TTL in one step.
- */
+/** Creates a grant's record: KEYS[1] grant; ARGV code hash, code expiresAt, code record JSON, ttl. Replaces any previous one. */
 const SAVE_CODE = script(`
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'record', ARGV[1], 'expiresAt', ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('HSET', KEYS[1], 'code', ARGV[1], 'codeExp', ARGV[2], 'record', ARGV[3], 'gen', '0')
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1
 `);
 
 /**
- * Consumes a code or rotates a refresh token: KEYS[1] its hash key; ARGV[1] now (ms). Answers 1
- * for the first caller while the record is live, 0 otherwise. HSET keeps the key's TTL.
+ * Marks a code exchanged: KEYS[1] grant; ARGV code hash, now (ms). Answers 1 for the first caller
+ * while the code is live, 0 otherwise. HSET keeps the key's TTL.
  */
 const CONSUME = script(`
-local f = redis.call('HMGET', KEYS[1], 'expiresAt', 'consumed')
-if not f[1] or f[2] or tonumber(f[1]) <= tonumber(ARGV[1]) then return 0 end
+local f = redis.call('HMGET', KEYS[1], 'code', 'codeExp', 'consumed')
+if f[1] ~= ARGV[1] or f[3] or tonumber(f[2]) <= tonumber(ARGV[2]) then return 0 end
 redis.call('HSET', KEYS[1], 'consumed', '1')
 return 1
 `);
 
 /**
- * Saves a grant's tokens unless it is revoked: KEYS revoked, tokens set, access key, [refresh
- * key]; ARGV now, access JSON, access ttl, [refresh JSON, refresh expiresAt, refresh ttl].
- * Adds the token keys (as the server sees them, any client-side key prefix included) to the
- * grant's set, whose TTL follows the longest-lived member. Names of expired members linger until
- * the set itself expires; they are at most about twice the grant's live keys, since every rotated
- * refresh token stays as a tombstone until its own expiry anyway. Answers 0 when refused.
+ * Installs a new generation of tokens: KEYS[1] grant; ARGV now, the refresh token presented (''
+ * for the first issuance), access hash, access JSON, refresh hash ('' for none), refresh
+ * expiresAt, ttl of the newest part. The first issuance needs an exchanged code and generation 0;
+ * a refresh needs the current, unexpired refresh token. Every check comes before the first write,
+ * so a refused call changes nothing. Answers 1 when installed, 2 when the token presented is the
+ * previous generation's (a reuse), 0 otherwise.
  */
-const SAVE_TOKENS = script(`
-local revoked = redis.call('GET', KEYS[1])
-if revoked and tonumber(revoked) > tonumber(ARGV[1]) then return 0 end
-local keep = 0
-local keepArg = nil
-if tonumber(ARGV[3]) > 0 then
-  redis.call('SET', KEYS[3], ARGV[2], 'PX', ARGV[3])
-  redis.call('SADD', KEYS[2], KEYS[3])
-  keep = tonumber(ARGV[3]); keepArg = ARGV[3]
+const INSTALL = script(`
+local f = redis.call('HMGET', KEYS[1], 'consumed', 'gen', 'rt', 'rtExp', 'prt', 'prtExp', 'at', 'pat')
+local now = tonumber(ARGV[1])
+if ARGV[2] == '' then
+  if f[1] ~= '1' or f[2] ~= '0' then return 0 end
+elseif f[3] ~= ARGV[2] or tonumber(f[4]) <= now then
+  if f[5] == ARGV[2] and tonumber(f[6]) > now then return 2 end
+  return 0
 end
-if KEYS[4] and tonumber(ARGV[6]) > 0 then
-  redis.call('DEL', KEYS[4])
-  redis.call('HSET', KEYS[4], 'record', ARGV[4], 'expiresAt', ARGV[5])
-  redis.call('PEXPIRE', KEYS[4], ARGV[6])
-  redis.call('SADD', KEYS[2], KEYS[4])
-  if tonumber(ARGV[6]) > keep then keep = tonumber(ARGV[6]); keepArg = ARGV[6] end
+if f[8] then redis.call('HDEL', KEYS[1], 'at:' .. f[8]) end
+redis.call('HSET', KEYS[1], 'gen', tonumber(f[2]) + 1, 'pat', f[7] or '', 'at', ARGV[3], 'at:' .. ARGV[3], ARGV[4])
+if ARGV[5] ~= '' then
+  redis.call('HSET', KEYS[1], 'prt', f[3] or '', 'prtExp', f[4] or '0', 'rt', ARGV[5], 'rtExp', ARGV[6])
 end
-if keepArg and redis.call('PTTL', KEYS[2]) < keep then redis.call('PEXPIRE', KEYS[2], keepArg) end
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[7]) then redis.call('PEXPIRE', KEYS[1], ARGV[7]) end
 return 1
 `);
 
+/** Ends one access token: KEYS[1] grant; ARGV[1] its hash. */
+const REVOKE_ACCESS = script(`return redis.call('HDEL', KEYS[1], 'at:' .. ARGV[1])`);
+
+/** Deletes a grant's record (revocation) or a consent: KEYS[1]. */
+const DELETE = script(`return redis.call('DEL', KEYS[1])`);
+
 /**
- * Revokes a grant: KEYS tokens set, revoked; ARGV until, ttl. Deletes every token key listed in
- * the set (same hash tag, hence same Cluster slot as the declared keys) and records the later of
- * the old and new deadlines.
+ * Indexes a new grant of a pair: KEYS[1] the pair's index; ARGV[1] grant id. Scores count up, so
+ * the lowest are the members checked longest ago; answers two of them, for saveCode to prune.
  */
-const REVOKE = script(`
-for _, key in ipairs(redis.call('SMEMBERS', KEYS[1])) do redis.call('DEL', key) end
-redis.call('DEL', KEYS[1])
-local current = redis.call('GET', KEYS[2])
-if tonumber(ARGV[2]) > 0 and (not current or tonumber(current) < tonumber(ARGV[1])) then
-  redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+const INDEX_ADD = script(`
+local top = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+redis.call('ZADD', KEYS[1], (tonumber(top[2]) or 0) + 1, ARGV[1])
+return redis.call('ZRANGE', KEYS[1], 0, 1)
+`);
+
+/** Records index checks: KEYS[1] index; ARGV pairs of grant id and '1' (alive: moves to the end) or '0' (gone: removed). */
+const INDEX_CHECKED = script(`
+for i = 1, #ARGV, 2 do
+  if ARGV[i + 1] == '1' then
+    local top = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+    redis.call('ZADD', KEYS[1], 'XX', (tonumber(top[2]) or 0) + 1, ARGV[i])
+  else
+    redis.call('ZREM', KEYS[1], ARGV[i])
+  end
 end
 return 1
 `);
+
+/** The grant ids of a pair: KEYS[1] index. */
+const INDEX_MEMBERS = script(`return redis.call('ZRANGE', KEYS[1], 0, -1)`);
 
 /**
  * @example
@@ -145,19 +153,15 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
   }
   if (typeof prefix !== 'string') throw new TypeError('createRedisOAuthStore: prefix must be a string');
 
-  const grantKey = (grantId: string) => {
-    if (typeof grantId !== 'string' || grantId === '') throw new TypeError('OAuthStore: grantId must be a non-empty string');
-    return `${prefix}{${encodeURIComponent(grantId)}}`;
-  };
+  const pair = (sub: string, clientId: string) => `${encodeURIComponent(sub)}:${encodeURIComponent(clientId)}`;
   const keys = {
-    code: (ref: TokenRef) => `${grantKey(ref.grantId)}:code:${encodeURIComponent(ref.hash)}`,
-    access: (ref: TokenRef) => `${grantKey(ref.grantId)}:at:${encodeURIComponent(ref.hash)}`,
-    refresh: (ref: TokenRef) => `${grantKey(ref.grantId)}:rt:${encodeURIComponent(ref.hash)}`,
-    tokens: (grantId: string) => `${grantKey(grantId)}:tokens`,
-    revoked: (grantId: string) => `${grantKey(grantId)}:revoked`,
+    grant: (grantId: string) => {
+      checkGrantId(grantId);
+      return `${prefix}{${encodeURIComponent(grantId)}}:grant`;
+    },
+    grants: (sub: string, clientId: string) => `${prefix}grants:${pair(sub, clientId)}`,
     client: (id: string) => `${prefix}client:${encodeURIComponent(id)}`,
-    consent: (sub: string, clientId: string) =>
-      `${prefix}consent:${encodeURIComponent(sub)}:${encodeURIComponent(clientId)}`,
+    consent: (sub: string, clientId: string) => `${prefix}consent:${pair(sub, clientId)}`,
   };
 
   /**
@@ -175,12 +179,37 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
 
   const ttl = (expiresAt: number) => Math.ceil(expiresAt - now());
 
-  /** Reads a code or refresh token hash: the live record with its consumed flag, or undefined. */
-  async function findMarked<T extends GrantBound>(key: string): Promise<(T & ConsumedMarker) | undefined> {
-    const [json, consumed] = await client.hmget(key, 'record', 'consumed');
-    if (!json) return undefined;
-    const record = JSON.parse(json) as T;
-    return record.expiresAt > now() ? { ...record, consumed: consumed === '1' } : undefined;
+  /** One script call installs the first issuance, or a refresh presenting a refresh token. */
+  function install(tokens: NewTokens, presented?: TokenRef): Promise<unknown> {
+    const { access, refresh } = tokens;
+    const grantId = grantIdOf(tokens, presented);
+    const stored: StoredAccessToken = { scope: access.scope, expiresAt: access.expiresAt };
+    const newest = Math.max(access.expiresAt, refresh?.expiresAt ?? 0);
+    return run(INSTALL, [keys.grant(grantId)], [
+      now(), presented?.hash ?? '', access.ref.hash, JSON.stringify(stored),
+      refresh?.ref.hash ?? '', refresh?.expiresAt ?? 0, ttl(newest),
+    ]);
+  }
+
+  /**
+   * Keeps a pair's index small without any timer: each new grant checks the two members checked
+   * longest ago and drops those whose grant is gone, so the index stays within about twice the
+   * pair's live grants. Indexing comes before the record exists, so revokeUserGrants never misses
+   * a grant it should end.
+   */
+  async function index(code: AuthorizationCodeRecord): Promise<() => Promise<void>> {
+    const key = keys.grants(code.user.sub, code.clientId);
+    const oldest = (await run(INDEX_ADD, [key], [code.ref.grantId])) as string[];
+    return async () => {
+      const checks = await Promise.all(
+        oldest.filter((id) => id !== code.ref.grantId).map(async (id) => [id, (await client.hmget(keys.grant(id), 'code'))[0] ? '1' : '0']),
+      );
+      if (checks.length > 0) await run(INDEX_CHECKED, [key], checks.flat());
+    };
+  }
+
+  async function readGrant(grantId: string, ...fields: string[]): Promise<(string | null)[]> {
+    return client.hmget(keys.grant(grantId), ...fields);
   }
 
   return {
@@ -196,53 +225,71 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
     },
 
     async saveCode(code) {
-      const key = keys.code(code.ref);
+      const key = keys.grant(code.ref.grantId);
       const left = ttl(code.expiresAt);
       // Redis refuses a PX of 0 or less; an expired code is as good as absent.
-      if (left <= 0) return;
-      await run(SAVE_CODE, [key], [JSON.stringify(code), code.expiresAt, left]);
+      if (left <= 0) {
+        await run(DELETE, [key], []);
+        return;
+      }
+      const prune = await index(code);
+      await run(SAVE_CODE, [key], [code.ref.hash, code.expiresAt, JSON.stringify(code), left]);
+      // The code is saved; a failed prune only leaves it for a later grant of the pair.
+      await prune().catch(() => undefined);
     },
 
     async findCode(ref) {
-      return findMarked<AuthorizationCodeRecord>(keys.code(ref));
+      const [hash, json, consumed] = await readGrant(ref.grantId, 'code', 'record', 'consumed');
+      if (hash !== ref.hash || !json) return undefined;
+      const record = JSON.parse(json) as AuthorizationCodeRecord;
+      return record.expiresAt > now() ? { ...record, consumed: consumed === '1' } : undefined;
     },
 
     async consumeCode(ref) {
-      return (await run(CONSUME, [keys.code(ref)], [now()])) === 1;
+      return (await run(CONSUME, [keys.grant(ref.grantId)], [ref.hash, now()])) === 1;
     },
 
-    async saveTokens({ access, refresh }) {
-      if (refresh && refresh.ref.grantId !== access.ref.grantId) {
-        throw new TypeError('OAuthStore.saveTokens: the access and refresh token must belong to the same grant');
-      }
-      const grantId = access.ref.grantId;
-      const keyList = [keys.revoked(grantId), keys.tokens(grantId), keys.access(access.ref)];
-      const args: (string | number)[] = [now(), JSON.stringify(access), ttl(access.expiresAt)];
-      if (refresh) {
-        keyList.push(keys.refresh(refresh.ref));
-        args.push(JSON.stringify(refresh), refresh.expiresAt, ttl(refresh.expiresAt));
-      }
-      return (await run(SAVE_TOKENS, keyList, args)) === 1;
+    async issueTokens(tokens) {
+      return (await install(tokens)) === 1;
     },
 
     async findAccessToken(ref) {
-      // One GET: revocation deletes the key, so nothing else needs checking.
-      const json = await client.get(keys.access(ref));
-      if (json === null) return undefined;
-      const record = JSON.parse(json) as AccessTokenRecord;
-      return record.expiresAt > now() ? record : undefined;
+      // One HMGET: retiring or revoking a token deletes its field, so nothing else needs checking.
+      const [json, token] = await readGrant(ref.grantId, 'record', `at:${ref.hash}`);
+      if (!json || !token) return undefined;
+      const { scope, expiresAt } = JSON.parse(token) as StoredAccessToken;
+      return expiresAt > now() ? tokenView(JSON.parse(json) as AuthorizationCodeRecord, ref, scope, expiresAt) : undefined;
     },
 
     async findRefreshToken(ref) {
-      return findMarked<RefreshTokenRecord>(keys.refresh(ref));
+      const [json, rt, rtExp, prt, prtExp] = await readGrant(ref.grantId, 'record', 'rt', 'rtExp', 'prt', 'prtExp');
+      if (!json) return undefined;
+      const current = rt === ref.hash;
+      const expiresAt = Number(current ? rtExp : prt === ref.hash ? prtExp : 0);
+      if (!(expiresAt > now())) return undefined;
+      const record = JSON.parse(json) as AuthorizationCodeRecord;
+      return { ...tokenView(record, ref, record.scope, expiresAt), consumed: !current };
     },
 
-    async rotateRefreshToken(ref) {
-      return (await run(CONSUME, [keys.refresh(ref)], [now()])) === 1;
+    async rotateRefreshToken(presented, next) {
+      const outcome = await install(next, presented);
+      return outcome === 1 ? 'rotated' : outcome === 2 ? 'reused' : 'invalid';
     },
 
-    async revokeGrant(grantId, until) {
-      await run(REVOKE, [keys.tokens(grantId), keys.revoked(grantId)], [until, ttl(until)]);
+    async revokeAccessToken(ref) {
+      await run(REVOKE_ACCESS, [keys.grant(ref.grantId)], [ref.hash]);
+    },
+
+    async revokeGrant(grantId) {
+      await run(DELETE, [keys.grant(grantId)], []);
+    },
+
+    async revokeUserGrants(sub, clientId) {
+      const key = keys.grants(sub, clientId);
+      const grantIds = (await run(INDEX_MEMBERS, [key], [])) as string[];
+      await Promise.all(grantIds.map((grantId) => run(DELETE, [keys.grant(grantId)], [])));
+      if (grantIds.length > 0) await run(INDEX_CHECKED, [key], grantIds.flatMap((grantId) => [grantId, '0']));
+      await run(DELETE, [keys.consent(sub, clientId)], []);
     },
 
     async getConsent(sub, clientId) {

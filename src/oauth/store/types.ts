@@ -1,14 +1,29 @@
 /**
- * The storage contract of the OAuth server: clients, authorization codes, tokens, grants and
- * consents. Memory, Redis and PostgreSQL implement it and one conformance suite checks all three.
+ * The storage contract of the OAuth server: clients, consents and grants. Memory, Redis and
+ * PostgreSQL implement it and one conformance suite checks all three.
  *
- * Codes and tokens are never stored in the clear: the store sees `TokenRef`s, the grant id plus the
- * SHA-256 of the secret part, so a leaked database holds nothing a caller could present. Every
- * token and code belongs to one grant (one authorization), and the grant id is part of its
- * reference so a store can keep all of a grant's keys together (one Redis Cluster slot).
+ * A grant is one authorization: a user approved a client for a scope, and the authorization code,
+ * the access tokens and the refresh token issued from it all belong to it. A store keeps ONE
+ * record per grant (an object, a Redis hash, a PostgreSQL row), and that record's size is bounded
+ * by design however often the grant is refreshed. It holds:
  *
- * Expiry is enforced twice: the store drops a record by itself after `expiresAt` (TTL or
- * expires_at + clean-up), and readers never return a record whose `expiresAt` has passed.
+ * - the authorization code record as saved (client, user, granted scope, auth_time, redirect_uri,
+ *   nonce, PKCE challenge), the code's hash and expiry, and whether it was exchanged;
+ * - a generation counter: 0 until the first tokens are issued, then one more per refresh;
+ * - the current refresh token (hash and expiry) and the previous generation's, so a reuse of the
+ *   token just rotated is recognised as authentic. Older refresh tokens are forgotten: presented
+ *   again they are merely unknown, so knowing a grant id never lets anyone revoke the grant;
+ * - the live access tokens: the current one and the previous one (hash, scope, expiry). A
+ *   refresh retires every access token older than the previous one, so an access token stops
+ *   working two refreshes after it was issued, or when it expires, whichever comes first.
+ *
+ * Codes and tokens are never stored in the clear: the store sees `TokenRef`s, the grant id plus
+ * the SHA-256 of the secret part, so a leaked database holds nothing a caller could present.
+ *
+ * A grant's life: `saveCode` creates the record, `consumeCode` marks the one exchange,
+ * `issueTokens` stores the first tokens, `rotateRefreshToken` performs each refresh as one atomic
+ * step, `revokeGrant` deletes the record. The record goes by itself once its last part expires
+ * (TTL, or expires_at and a clean-up), and readers never return a part whose `expiresAt` passed.
  */
 
 export type GrantType = 'authorization_code' | 'refresh_token';
@@ -39,7 +54,7 @@ export interface TokenRef {
   readonly hash: string;
 }
 
-/** What every code and token record shares. */
+/** What every code and token the store answers carries. */
 export interface GrantBound {
   ref: TokenRef;
   clientId: string;
@@ -51,6 +66,7 @@ export interface GrantBound {
   expiresAt: number;
 }
 
+/** Saved once per grant; its `scope` is the scope the user granted. */
 export interface AuthorizationCodeRecord extends GrantBound {
   redirectUri: string;
   nonce?: string;
@@ -58,33 +74,59 @@ export interface AuthorizationCodeRecord extends GrantBound {
   codeChallengeMethod?: 'S256';
 }
 
+/** An access token as readers see it: its own ref, scope and expiry, the rest from its grant. */
 export type AccessTokenRecord = GrantBound;
+/** A refresh token as readers see it: it always carries the grant's scope (RFC 6749 6). */
 export type RefreshTokenRecord = GrantBound;
 
 export interface ConsumedMarker {
-  /** True once the code was exchanged (or the refresh token rotated); the record stays as a tombstone. */
+  /** A code: true once exchanged. A refresh token: true for the previous generation's, already rotated. */
   consumed: boolean;
 }
+
+/** A token to store; the store knows its client, user and auth_time from the grant. */
+export interface NewToken {
+  ref: TokenRef;
+  /** Milliseconds since the epoch. */
+  expiresAt: number;
+}
+
+/** The tokens one issuance stores, all of one grant. */
+export interface NewTokens {
+  /** The access token's scope may be narrower than the grant's (a refresh may narrow it). */
+  access: NewToken & { scope: string[] };
+  refresh?: NewToken;
+}
+
+/**
+ * `rotated`: the tokens were stored. `reused`: the token presented is the previous generation's,
+ * already rotated (nothing changed; the caller revokes the grant). `invalid`: anything else
+ * (unknown, older, expired, revoked; nothing changed).
+ */
+export type RotationOutcome = 'rotated' | 'reused' | 'invalid';
 
 export interface OAuthStore {
   getClient(clientId: string): Promise<OAuthClientRecord | undefined>;
   /** Inserts or replaces a client. */
   saveClient(client: OAuthClientRecord): Promise<void>;
 
+  /** Starts a grant with its authorization code (one code per grant); replaces any record of that grant id. */
   saveCode(code: AuthorizationCodeRecord): Promise<void>;
-  /** The code, consumed or not, until it expires; `undefined` when unknown or expired. */
+  /** The code, exchanged or not, until it expires; `undefined` when unknown, expired or revoked. */
   findCode(ref: TokenRef): Promise<(AuthorizationCodeRecord & ConsumedMarker) | undefined>;
-  /** Marks the code consumed. Atomic: of any number of concurrent callers exactly one gets `true`. */
+  /** Marks the code exchanged. Atomic: of any number of concurrent callers exactly one gets `true`. */
   consumeCode(ref: TokenRef): Promise<boolean>;
 
   /**
-   * Stores the tokens of one grant. Answers `false` and stores nothing when the grant was revoked
-   * (a code replay or refresh-token reuse raced this issuance).
+   * Stores the first tokens of a grant whose code was just exchanged (generation 0 to 1).
+   * Answers `false` and stores nothing when the grant is unknown or revoked, its code was not
+   * exchanged, or it already has tokens.
    */
-  saveTokens(tokens: { access: AccessTokenRecord; refresh?: RefreshTokenRecord }): Promise<boolean>;
+  issueTokens(tokens: NewTokens): Promise<boolean>;
   /**
-   * One round trip: the whole record, or `undefined` when unknown, expired or revoked. Read it,
-   * never change it: a store may hand the same frozen object to every caller (the memory store does).
+   * One round trip: the whole record, or `undefined` when unknown, retired, expired or revoked.
+   * Read it, never change it: a store may hand the same frozen object to every caller (the
+   * memory store does).
    */
   findAccessToken(ref: TokenRef): Promise<AccessTokenRecord | undefined>;
   /**
@@ -92,15 +134,26 @@ export interface OAuthStore {
    * (memory). The quota guard then validates a token without a promise.
    */
   findAccessTokenSync?(ref: TokenRef): AccessTokenRecord | undefined;
-  /** The refresh token, rotated or not, until it expires; `undefined` when unknown, expired or revoked. */
-  findRefreshToken(ref: TokenRef): Promise<(RefreshTokenRecord & ConsumedMarker) | undefined>;
-  /** Marks the refresh token used. Atomic: exactly one concurrent caller gets `true`. */
-  rotateRefreshToken(ref: TokenRef): Promise<boolean>;
   /**
-   * Revokes a grant: every access and refresh token issued under it stops working at once, and
-   * `saveTokens` refuses new ones for it until `until` (ms since the epoch).
+   * The grant's current refresh token (`consumed: false`) or the previous generation's
+   * (`consumed: true`) until it expires; `undefined` for any other. Also tells a revocation
+   * request (RFC 7009) which grant and client a refresh token belongs to.
    */
-  revokeGrant(grantId: string, until: number): Promise<void>;
+  findRefreshToken(ref: TokenRef): Promise<(RefreshTokenRecord & ConsumedMarker) | undefined>;
+  /**
+   * A refresh, as one atomic step: when `presented` is the grant's current unexpired refresh
+   * token, stores `next` as the new generation (the presented token becomes the previous one, the
+   * current access token the previous one, and the access token before it is retired). Of any
+   * number of concurrent callers presenting the same token exactly one gets `rotated`, the others
+   * `reused`. A call that fails changes nothing, so the same token can be presented again.
+   */
+  rotateRefreshToken(presented: TokenRef, next: NewTokens & { refresh: NewToken }): Promise<RotationOutcome>;
+  /** Ends one access token at once; the rest of its grant stays. */
+  revokeAccessToken(ref: TokenRef): Promise<void>;
+  /** Ends a grant: its code and every token issued under it stop working at once. */
+  revokeGrant(grantId: string): Promise<void>;
+  /** Ends every grant of the user at the client (a pending code included) and forgets the consent. */
+  revokeUserGrants(sub: string, clientId: string): Promise<void>;
 
   /** Scopes the user already approved for this client, if any. */
   getConsent(sub: string, clientId: string): Promise<string[] | undefined>;

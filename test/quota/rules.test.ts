@@ -1,7 +1,7 @@
 /**
- * CONTRACT 5 / SPEC 8: "a rule for this client and path (scope client), else a rule for the path
- * (scope global), else the defaults (scope system: 60/minute, 1000/day, month unlimited, cost 1).
- * Limit 0 = unlimited."
+ * Quota rules: a rule for this client and path (scope client), else a rule for the path (scope
+ * global), else the defaults (scope system: 60/minute, 1000/day, month unlimited, cost 1).
+ * Limit 0 = unlimited.
  */
 import { describe, expect, it } from 'vitest';
 import { BadRequestError } from '../../src/core/errors.js';
@@ -12,7 +12,7 @@ import {
   normalizeApiPath,
   resolveRule,
   type QuotaRule,
-} from '../../src/quota/rules.js';
+} from '../../src/quota/index.js';
 
 describe('normalizeApiPath', () => {
   it.each([

@@ -1,7 +1,7 @@
 /**
  * The quota service on its own (memory store, injected clock): options, decisions, the
  * ratelimit headers (IETF httpapi ratelimit-headers, draft-10 syntax), the 429 body
- * (CONTRACT 5) and `onStoreError` (CONVENTIONS 9).
+ * (`{ code: 1, message, data }`) and `onStoreError`.
  */
 import { describe, expect, it } from 'vitest';
 import { BadRequestError } from '../../src/core/errors.js';
@@ -79,7 +79,7 @@ function service(options: QuotaServiceOptions & { start?: string } = {}) {
 }
 
 describe('options', () => {
-  it('needs none: memory store, UTC, contract defaults, onStoreError open', async () => {
+  it('needs none: memory store, UTC, system defaults, onStoreError open', async () => {
     const quota = createQuotaService({ logger: recordingLogger() });
     expect(quota.store.kind).toBe('memory');
     expect(quota.calendar.timeZone).toBe('UTC');
@@ -89,12 +89,12 @@ describe('options', () => {
   });
 
   it.each<[string, unknown, RegExp]>([
-    ['an unknown option', { storeTimeout: 5 }, /unknown option quota\.storeTimeout/],
+    ['an unknown option', { storeTimeout: 5 }, /quota\.storeTimeout: is not an option/],
     ['an unknown zone', { timeZone: 'Mars/Base' }, /quota\.timeZone/],
     ['a bad onStoreError', { onStoreError: 'ignore' }, /quota\.onStoreError/],
     ['a non-store', { store: { consume() {} } }, /quota\.store/],
     ['a bad default', { defaults: { minute: -1 } }, /quota\.defaults\.minute/],
-    ['an unknown default', { defaults: { hour: 5 } }, /unknown option quota\.defaults\.hour/],
+    ['an unknown default', { defaults: { hour: 5 } }, /quota\.defaults\.hour: is not an option/],
     ['an invalid rule', { rules: [{ scope: 'client', apiPath: '/x' }] }, /rules\[0\].*clientId/],
     ['a rule that can never pass', { rules: [{ scope: 'global', apiPath: '/x', cost: 5, minute: 3 }] }, /cost 5 exceeds the minute limit 3/],
     ['defaults that can never pass', { defaults: { cost: 100 } }, /cost 100 exceeds the minute limit 60/],
@@ -363,7 +363,7 @@ describe('a custom rule source returning a bad rule', () => {
     const { quota, logger } = service({ rules, onStoreError: 'closed' });
     const d = await quota.consume('app', '/x');
     expect(d.outcome).toBe('store_unavailable');
-    expect(d.outcome === 'store_unavailable' && d.error.message).toMatch(/rule source failed: .*minute must be a non-negative integer/);
+    expect(d.outcome === 'store_unavailable' && d.error.message).toMatch(/rule source failed: .*minute: must be at least 0/);
     expect(logger.records).toHaveLength(1);
   });
 });

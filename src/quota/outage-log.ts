@@ -1,0 +1,38 @@
+import type { Logger } from '../core/logger.js';
+import type { QuotaStoreError, QuotaStoreTimeoutError } from './errors.js';
+import type { OnStoreError } from './options.js';
+
+/**
+ * Tells the log about store outages: one warning when the store (or rule source) starts failing,
+ * one info when it answers again, nothing in between however many calls fail.
+ */
+export interface OutageLog {
+  failed(error: QuotaStoreError | QuotaStoreTimeoutError, now: number): void;
+  worked(now: number): void;
+  /** True while the last store call failed. */
+  readonly degraded: boolean;
+}
+
+export function createOutageLog(logger: Logger, storeKind: string, onStoreError: OnStoreError): OutageLog {
+  let since: number | undefined;
+  return {
+    failed(error, now) {
+      if (since !== undefined) return;
+      since = now;
+      logger.warn(
+        onStoreError === 'open'
+          ? 'quota store unavailable: admitting calls under the local insurance limit until it is back (onStoreError: open)'
+          : 'quota store unavailable: answering 503 until it is back (onStoreError: closed)',
+        { store: storeKind, dependency: error.dependency, error: error.message },
+      );
+    },
+    worked(now) {
+      if (since === undefined) return;
+      logger.info('quota store available again', { store: storeKind, unavailableForMs: Math.max(0, now - since) });
+      since = undefined;
+    },
+    get degraded() {
+      return since !== undefined;
+    },
+  };
+}

@@ -8,6 +8,8 @@
  * records however long the process runs.
  */
 import { systemClock, type Clock } from '../../core/clock.js';
+import { configurationError } from '../../core/errors.js';
+import { checkClientRecord } from '../client-record.js';
 import { deepFreeze } from '../../core/deep-freeze.js';
 import type {
   AccessTokenRecord,
@@ -76,7 +78,7 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
   const now = options.now ?? systemClock;
   const sweepEvery = options.sweepEvery ?? 1000;
   if (!Number.isInteger(sweepEvery) || sweepEvery < 1) {
-    throw new TypeError('createMemoryOAuthStore: sweepEvery must be a positive integer');
+    throw configurationError('invalid_option', 'sweepEvery', 'must be a positive integer');
   }
 
   const clients = new Map<string, string>();
@@ -85,7 +87,10 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
   let writesSinceSweep = 0;
   let sizeAfterSweep = 0;
 
-  for (const client of options.clients ?? []) clients.set(client.id, JSON.stringify(client));
+  for (const client of options.clients ?? []) {
+    const record = checkClientRecord(client);
+    clients.set(record.id, JSON.stringify(record));
+  }
 
   function grantOf(grantId: string): Grant {
     checkGrantId(grantId);
@@ -169,7 +174,8 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
     },
 
     async saveClient(client) {
-      clients.set(client.id, JSON.stringify(client));
+      const record = checkClientRecord(client);
+      clients.set(record.id, JSON.stringify(record));
     },
 
     async saveCode(code) {
@@ -249,11 +255,11 @@ function consentKey(sub: string, clientId: string): string {
 }
 
 function checkGrantId(grantId: string): void {
-  if (typeof grantId !== 'string' || grantId === '') throw new TypeError('OAuthStore: grantId must be a non-empty string');
+  if (typeof grantId !== 'string' || grantId === '') throw configurationError('invalid_argument', 'grantId', 'must be a non-empty string');
 }
 
 function checkSameGrant(access: AccessTokenRecord, refresh: RefreshTokenRecord | undefined): void {
   if (refresh && refresh.ref.grantId !== access.ref.grantId) {
-    throw new TypeError('OAuthStore.saveTokens: the access and refresh token must belong to the same grant');
+    throw configurationError('invalid_argument', 'tokens.refresh.ref.grantId', 'must be the grant of the access token');
   }
 }

@@ -18,6 +18,8 @@
  * the same clock as the other stores (and tests can move it).
  */
 import { systemClock, type Clock } from '../../core/clock.js';
+import { configurationError } from '../../core/errors.js';
+import { checkClientRecord } from '../client-record.js';
 import type {
   AccessTokenRecord,
   AuthorizationCodeRecord,
@@ -77,11 +79,11 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
   const schema = options.schema ?? 'courier_platform';
   const now = options.now ?? systemClock;
   if (!pool || typeof pool.query !== 'function') {
-    throw new TypeError('createPostgresOAuthStore: pool must be a pg.Pool (or have query(text, values))');
+    throw configurationError('invalid_option', 'pool', 'must be a pg.Pool (or have query(text, values))');
   }
   // The name is spliced into SQL (identifiers cannot be parameters): allow only plain names.
   if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema) || schema.length > 63) {
-    throw new TypeError(`createPostgresOAuthStore: schema must match ${SCHEMA_NAME} (at most 63 characters)`);
+    throw configurationError('invalid_option', 'schema', `must match ${SCHEMA_NAME} (at most 63 characters)`);
   }
 
   const s = `"${schema}"`;
@@ -152,7 +154,8 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
     },
 
     async saveClient(client) {
-      await query(sql.saveClient, [client.id, JSON.stringify(client)]);
+      const record = checkClientRecord(client);
+      await query(sql.saveClient, [record.id, JSON.stringify(record)]);
     },
 
     async saveCode(code) {
@@ -173,7 +176,7 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
     async saveTokens({ access, refresh }) {
       checkGrantId(access.ref.grantId);
       if (refresh && refresh.ref.grantId !== access.ref.grantId) {
-        throw new TypeError('OAuthStore.saveTokens: the access and refresh token must belong to the same grant');
+        throw configurationError('invalid_argument', 'tokens.refresh.ref.grantId', 'must be the grant of the access token');
       }
       const lastExpiry = Math.max(access.expiresAt, refresh?.expiresAt ?? 0);
       const { rows } = await query<{ ok: boolean }>(sql.saveTokens, [
@@ -232,7 +235,7 @@ function parse<T>(value: unknown): T {
 }
 
 function checkGrantId(grantId: string): void {
-  if (typeof grantId !== 'string' || grantId === '') throw new TypeError('OAuthStore: grantId must be a non-empty string');
+  if (typeof grantId !== 'string' || grantId === '') throw configurationError('invalid_argument', 'grantId', 'must be a non-empty string');
 }
 
 /** Every statement, for one (already validated and quoted) schema name. */

@@ -21,6 +21,8 @@
  */
 import { createHash } from 'node:crypto';
 import { systemClock, type Clock } from '../../core/clock.js';
+import { configurationError } from '../../core/errors.js';
+import { checkClientRecord } from '../client-record.js';
 import type {
   AccessTokenRecord,
   AuthorizationCodeRecord,
@@ -139,12 +141,12 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): OAuthSto
   const prefix = options.prefix ?? 'cp:oauth:';
   const now = options.now ?? systemClock;
   if (!client || typeof client.get !== 'function' || typeof client.evalsha !== 'function') {
-    throw new TypeError('createRedisOAuthStore: client must be an ioredis Redis or Cluster instance');
+    throw configurationError('invalid_option', 'client', 'must be an ioredis Redis or Cluster instance');
   }
-  if (typeof prefix !== 'string') throw new TypeError('createRedisOAuthStore: prefix must be a string');
+  if (typeof prefix !== 'string') throw configurationError('invalid_option', 'prefix', 'must be a string');
 
   const grantKey = (grantId: string) => {
-    if (typeof grantId !== 'string' || grantId === '') throw new TypeError('OAuthStore: grantId must be a non-empty string');
+    if (typeof grantId !== 'string' || grantId === '') throw configurationError('invalid_argument', 'grantId', 'must be a non-empty string');
     return `${prefix}{${encodeURIComponent(grantId)}}`;
   };
   const keys = {
@@ -187,7 +189,8 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): OAuthSto
       return json === null ? undefined : (JSON.parse(json) as OAuthClientRecord);
     },
 
-    async saveClient(record) {
+    async saveClient(candidate) {
+      const record = checkClientRecord(candidate);
       await client.set(keys.client(record.id), JSON.stringify(record));
     },
 
@@ -209,7 +212,7 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): OAuthSto
 
     async saveTokens({ access, refresh }) {
       if (refresh && refresh.ref.grantId !== access.ref.grantId) {
-        throw new TypeError('OAuthStore.saveTokens: the access and refresh token must belong to the same grant');
+        throw configurationError('invalid_argument', 'tokens.refresh.ref.grantId', 'must be the grant of the access token');
       }
       const grantId = access.ref.grantId;
       const keyList = [keys.revoked(grantId), keys.tokens(grantId), keys.access(access.ref)];

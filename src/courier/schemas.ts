@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isPlainObject } from '../core/plain-object.js';
 import type { CourierOperationName } from './operations.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -35,17 +36,13 @@ const date = z
     when: (payload) => payload.issues.length === 0,
   });
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
  * zod skips object refinements as soon as any field fails; a caller fixing a body wants every
  * problem at once, so a cross-field rule runs whenever the fields it compares are themselves valid.
  */
 function whenFieldsValid(...fields: readonly string[]) {
   return (payload: z.core.ParsePayload): boolean =>
-    isRecord(payload.value) &&
+    isPlainObject(payload.value) &&
     !payload.issues.some((issue) => fields.includes(String(issue.path?.[0])));
 }
 
@@ -216,7 +213,7 @@ export const courierSchemas = {
           input: undefined,
         });
       },
-      { when: (payload) => isRecord(payload.value) },
+      { when: (payload) => isPlainObject(payload.value) },
     ),
 
   query_account_details: z

@@ -8,7 +8,7 @@ import type { CourierOperationName } from './operations.js';
 
 /** Dictionary ids (buildings, floors, express types) come from the upstream and start at 1. */
 const id = z.number().int().positive();
-/** Money is never negative; 0 is how the SPEC says "none" (goodsCollection, goodsPayment). */
+/** Money is never negative; 0 means "none" (goodsCollection, goodsPayment). */
 const money = z.number().nonnegative();
 /** Trimmed so a value that is only spaces counts as empty instead of reaching the courier. */
 const text = (max: number) => z.string().trim().min(1).max(max);
@@ -47,7 +47,7 @@ function whenFieldsValid(...fields: readonly string[]) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Enumerations (SPEC 2.14)
+// Enumerations of the courier platform
 // ---------------------------------------------------------------------------------------------
 
 const orderTypeId = z.literal([1, 2]);
@@ -76,7 +76,7 @@ const goodsLine = z.strictObject({
   goodsDesc: text(255).optional(),
 });
 
-/** The create_order field list (SPEC 4.2); normal and agent orders differ only in paymentId. */
+/** The create_order field list; normal and agent orders differ only in paymentId. */
 function orderObject<P extends z.ZodType<number>>(paymentId: P) {
   return z.strictObject({
     orderTypeId,
@@ -125,7 +125,7 @@ const ESTIMATE_REQUIRED = {
 // Cross-field rules
 // ---------------------------------------------------------------------------------------------
 
-/** SPEC 2.14: some fetch types exist for one order type only. */
+/** Some fetch types exist for one order type only. */
 const FETCH_TYPE_ONLY_FOR: Partial<Record<number, { orderTypeId: number; message: string }>> = {
   12: {
     orderTypeId: 2,
@@ -162,12 +162,12 @@ const noParameters = z.strictObject({});
  * One zod schema per courier operation; the proxy validates a caller's parameters with it before
  * signing and forwarding. Unknown fields are rejected everywhere so a typo is not silently dropped.
  *
- * Where SPEC 4.2 leaves requiredness open, it was decided here:
- * - create_order / create_agent_order: exactly the SPEC table; in a goods line only goodsName (SPEC 2.12).
+ * Which fields each operation requires:
+ * - create_order / create_agent_order: the courier platform's required fields; in a goods line only goodsName.
  * - billing_fee: the fields an estimate needs (order, send, fetch and payment type, expressTypeId,
  *   both mansion and floor ids, goodsWeight); every other create_order field is optional.
  * - cancel_order: only orderId. query_pre_order_status: only preorderId.
- * - query_order_logs: orderId or sellerOrderNo (the SPEC's "at least one").
+ * - query_order_logs: orderId or sellerOrderNo, at least one.
  * - query_account_details: startDate and endDate, with startDate <= endDate.
  * - create_pre_order: orderTypeId, expressTypeId, both parties' contact, phone and free-text
  *   address, goodsWeight; the rest optional.

@@ -34,7 +34,7 @@ function identityOf(request: PlatformRequest, verify: TokenVerifier): MaybePromi
   return token ? verify(token) : undefined;
 }
 
-/** A platform error becomes the contract's answer; anything else is a bug and goes on to the host. */
+/** A platform error becomes its envelope answer; anything else is a bug and goes on to the host. */
 function refusal(error: unknown): GuardVerdict {
   if (error instanceof PlatformError) return { pass: false, response: errorEnvelope(error) };
   // `next(undefined)` would read as "no error" and run the host's handler unguarded.

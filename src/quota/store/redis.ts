@@ -14,8 +14,8 @@
  * may disagree, and tests inject time; an absolute PEXPIREAT would trust Redis's clock instead).
  * A client and path keep their keys between calls until one of their buckets starts anew.
  */
-import { configurationError } from '../../core/errors.js';
 import { createHash } from 'node:crypto';
+import { configurationError } from '../../core/errors.js';
 import { PairCache } from '../../core/pair-cache.js';
 import { scriptRunner } from './redis-script.js';
 import { checkConsumeRequest, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaBucket, type QuotaStore } from './types.js';

@@ -6,7 +6,6 @@ export { QuotaCalendar, QUOTA_PERIODS, checkTimeZone, type PeriodWindow, type Qu
 export { MAX_API_PATH_LENGTH, normalizeApiPath } from './api-path.js';
 export {
   SYSTEM_DEFAULTS,
-  checkDefaults,
   checkRule,
   resolveRule,
   type MatchedRules,

@@ -112,11 +112,6 @@ export function checkRule(rule: unknown, where = 'quota rule'): QuotaRule {
   return parseConfig(quotaRuleSchema, rule, 'invalid_option', where);
 }
 
-/** Checks the defaults; fills the missing ones from the system defaults. @throws ConfigurationError */
-export function checkDefaults(defaults: Partial<QuotaDefaults> = {}): QuotaDefaults {
-  return parseConfig(quotaDefaultsSchema, defaults, 'invalid_option', 'quota.defaults');
-}
-
 /** The rule in force: client > global > system. A rule's missing fields take the defaults. */
 export function resolveRule(matched: MatchedRules, apiPath: string, defaults: QuotaDefaults): ResolvedQuotaRule {
   const rule = matched.client ?? matched.global;

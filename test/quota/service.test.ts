@@ -94,6 +94,7 @@ describe('options', () => {
     ['a bad onStoreError', { onStoreError: 'ignore' }, /quota\.onStoreError/],
     ['a non-store', { store: { consume() {} } }, /quota\.store/],
     ['a bad default', { defaults: { minute: -1 } }, /quota\.defaults\.minute/],
+    ['a cost that is not a number', { defaults: { cost: Number.NaN } }, /quota\.defaults\.cost/],
     ['an unknown default', { defaults: { hour: 5 } }, /quota\.defaults\.hour: is not an option/],
     ['an invalid rule', { rules: [{ scope: 'client', apiPath: '/x' }] }, /rules\[0\].*clientId/],
     ['a rule that can never pass', { rules: [{ scope: 'global', apiPath: '/x', cost: 5, minute: 3 }] }, /cost 5 exceeds the minute limit 3/],

@@ -87,7 +87,20 @@ const STORE_METHODS = [
   'revokeGrant',
   'getConsent',
   'saveConsent',
-] as const;
+] as const satisfies readonly (keyof OAuthStore)[];
+
+/** Refuses two items with the same key, naming the second and pointing at the first. */
+function unique<T>(keyOf: (item: T) => string, problem: (key: string, first: number) => string, field: readonly PropertyKey[] = []) {
+  return (items: T[], ctx: z.RefinementCtx) => {
+    const seen = new Map<string, number>();
+    items.forEach((item, i) => {
+      const key = keyOf(item);
+      const first = seen.get(key);
+      if (first === undefined) seen.set(key, i);
+      else ctx.addIssue({ code: 'custom', message: problem(key, first), path: [i, ...field] });
+    });
+  };
+}
 
 const signingKey = z.unknown().transform((input, ctx): SigningKey => {
   const key = readSigningKey(input);
@@ -108,26 +121,12 @@ export const oauthOptionsSchema = z.strictObject({
     .optional(),
   clients: z
     .array(clientConfigSchema)
-    .superRefine((clients, ctx) => {
-      const seen = new Map<string, number>();
-      clients.forEach((client, i) => {
-        const first = seen.get(client.id);
-        if (first !== undefined) ctx.addIssue({ code: 'custom', message: `is the id of clients[${first}] too`, path: [i, 'id'] });
-        else seen.set(client.id, i);
-      });
-    })
+    .superRefine(unique((client) => client.id, (_, first) => `is the id of clients[${first}] too`, ['id']))
     .default([]),
   store: objectWith<OAuthStore>(STORE_METHODS, 'an OAuthStore').optional(),
   signingKeys: z
     .array(signingKey)
-    .superRefine((keys, ctx) => {
-      const seen = new Map<string, number>();
-      keys.forEach((key, i) => {
-        const first = seen.get(key.kid);
-        if (first !== undefined) ctx.addIssue({ code: 'custom', message: `has the same kid (${key.kid}) as signingKeys[${first}]`, path: [i] });
-        else seen.set(key.kid, i);
-      });
-    })
+    .superRefine(unique((key: SigningKey) => key.kid, (kid, first) => `has the same kid (${kid}) as signingKeys[${first}]`))
     .default([]),
   lifetimes: z
     .strictObject({

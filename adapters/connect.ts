@@ -35,7 +35,7 @@ export function nodeMiddleware(platform: Platform): NodeMiddleware {
   const middleware = (req: Request, res: ServerResponse, next: NextFunction) => {
     const url = req.url ?? '/';
     if (!platform.owns(pathOf(url))) return next();
-    platform.handle(fromNodeRequest(req, url, req.body)).then((response) => {
+    platform.handle(fromNodeRequest(req, url, req.originalUrl, req.body)).then((response) => {
       if (response) writeNodeResponse(res, response);
       else next();
     }, next);

@@ -34,7 +34,7 @@ export function courierPlatform(options?: CourierPlatformOptions<Context>): KoaP
   const middleware: Middleware = async (ctx, next) => {
     if (!platform.owns(ctx.path)) return next();
     const parsed = (ctx.request as { body?: unknown }).body;
-    const response = await platform.handle(fromNodeRequest(ctx.req, ctx.url, parsed, ctx));
+    const response = await platform.handle(fromNodeRequest(ctx.req, ctx.url, ctx.originalUrl, parsed, ctx));
     if (!response) return next();
     respond(ctx, response);
   };

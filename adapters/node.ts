@@ -11,16 +11,28 @@ export function pathOf(url: string): string {
 }
 
 /**
- * Translates a Node request. `url` is the path relative to the mount point plus the query
- * string (Express and Connect strip the mount path from `req.url`, koa-mount from `ctx.url`).
+ * Where the framework mounted the middleware: the front of the original URL that it stripped to
+ * make `url` (Express and Connect from `req.url`, koa-mount from `ctx.url`); '' at the root.
  */
-export function fromNodeRequest(req: ParsedRequest, url: string, parsedBody: unknown, raw: unknown = req): PlatformRequest {
+export function mountPathOf(originalUrl: string | undefined, url: string): string {
+  if (!originalUrl) return '';
+  const full = pathOf(originalUrl);
+  const rest = pathOf(url);
+  return full.length > rest.length && full.endsWith(rest) ? full.slice(0, full.length - rest.length) : '';
+}
+
+/**
+ * Translates a Node request. `url` is the path relative to the mount point plus the query
+ * string; `originalUrl` the URL before any mount stripped it.
+ */
+export function fromNodeRequest(req: ParsedRequest, url: string, originalUrl: string | undefined, parsedBody: unknown, raw: unknown = req): PlatformRequest {
   const q = url.indexOf('?');
   const streamRead = req.readableEnded || req._body === true;
   let query: URLSearchParams | undefined;
   return {
     method: req.method ?? 'GET',
     path: q === -1 ? url : url.slice(0, q),
+    mountPath: mountPathOf(originalUrl, url),
     // Parsed on first use: the quota guard and most routes never look at it.
     get query() {
       return (query ??= new URLSearchParams(q === -1 ? '' : url.slice(q + 1)));

@@ -1,10 +1,12 @@
 export { createPlatform, type Platform } from './platform.js';
-export type { CourierOptions, CourierPlatformOptions } from './options.js';
+export type { CourierOptions, CourierPlatformOptions, QuotaOptions } from './options.js';
 export type { PlatformRequest, PlatformResponse, HeaderValue } from './core/http.js';
 export type { Envelope } from './core/envelope.js';
 export type { Logger, LogFields } from './core/logger.js';
 export {
   PlatformError,
+  ConfigurationError,
+  HostCallbackError,
   ValidationError,
   BadRequestError,
   UnauthorizedError,
@@ -14,9 +16,13 @@ export {
   UnsupportedMediaTypeError,
   UpstreamError,
   UpstreamTimeoutError,
+  PLATFORM_ERROR_STATUS,
   type PlatformErrorCode,
+  type ConfigurationErrorCode,
   type FieldIssue,
 } from './core/errors.js';
+export { ERROR_CODES, type ErrorCode } from './error-codes.js';
+export { OAuthUnavailableError, type OAuthErrorCode } from './oauth/errors.js';
 export { canonicalString, md5Signer, hmacSha256Signer, type Signer, type SignerOption, type SignFields } from './courier/signing.js';
 export type { CourierTransport, UpstreamCall } from './courier/transport.js';
 export type { CourierCredentials } from './courier/proxy.js';
@@ -52,9 +58,14 @@ export {
   type PostgresOAuthStore,
   type RedisOAuthStore,
 } from './oauth/store/index.js';
-export type { QuotaOptions } from './options.js';
-export type { TokenVerifier, GuardVerdict } from './openapi/guard.js';
+export type { GuardVerdict } from './openapi/guard.js';
 export {
+  createQuotaService,
+  guardVerdict,
+  QuotaStoreError,
+  QuotaStoreTimeoutError,
+  QuotaExceededError,
+  QuotaStoreUnavailableError,
   createMemoryQuotaStore,
   createRedisQuotaStore,
   createPostgresQuotaStore,
@@ -72,4 +83,9 @@ export {
   type OnStoreError,
   type PostgresQuotaStore,
   type RedisQuotaStore,
+  type QuotaService,
+  type QuotaServiceOptions,
+  type QuotaDecision,
+  type QuotaInspection,
+  type TokenVerifier,
 } from './quota/index.js';

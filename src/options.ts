@@ -1,53 +1,20 @@
+/**
+ * Options of `courierPlatform()`: the top level here, each part's in its own module
+ * (courier/options.ts, oauth/options.ts, quota/options.ts). Everything is checked once, when the
+ * platform is built; a mistake throws a ConfigurationError (a TypeError) naming the field.
+ */
 import { z } from 'zod';
 import type { Clock } from './core/clock.js';
+import { configurationError } from './core/errors.js';
 import type { PlatformRequest } from './core/http.js';
 import type { Logger } from './core/logger.js';
-import type { OAuthOptions } from './oauth/options.js';
-import type { TokenVerifier } from './openapi/guard.js';
-import type { OnStoreError, QuotaDefaults, QuotaRule, QuotaStore, RuleSource } from './quota/index.js';
-import type { CourierCredentials } from './courier/proxy.js';
-import type { SignerOption } from './courier/signing.js';
-import type { CourierTransport } from './courier/transport.js';
+import { functionOption, loggerOption, positiveInteger } from './core/option-schemas.js';
+import { parseConfig } from './core/validation.js';
+import { courierOptionsSchema, type CourierOptions, type ResolvedCourierOptions } from './courier/options.js';
+import { oauthOptionsSchema, type OAuthOptions, type ResolvedOAuthOptions } from './oauth/options.js';
+import { quotaOptionsSchema, type QuotaOptions } from './quota/options.js';
 
-export interface CourierOptions {
-  /** Where the courier open platform listens. Without it (and without `transport`) calls go to the built-in sandbox. */
-  upstreamUrl?: string;
-  /** Used when a caller sends no Basic Auth. Without them every call needs Basic Auth. */
-  credentials?: CourierCredentials;
-  /** The `version` field sent upstream. Default `'1.0'`. */
-  version?: string;
-  /** `'md5'` (default), `'hmac-sha256'` or `(fields, appSecret) => sign`. */
-  signer?: SignerOption;
-  /** Deadline of one upstream call, in ms. Default 10 000. */
-  timeoutMs?: number;
-  /** Extra attempts for read operations after a connection failure or 502/503/504. Default 2. */
-  retries?: number;
-  /** Replaces the HTTP transport (undici), e.g. with axios or an in-process sandbox. */
-  transport?: CourierTransport;
-  /** Where the proxy is mounted. Default `'/courier'`. */
-  basePath?: string;
-}
-
-export interface QuotaOptions {
-  /** Where counters live: memory (default, one process), Redis or PostgreSQL. */
-  store?: QuotaStore;
-  /** Client and global rules, or a source that loads them (e.g. from a database). */
-  rules?: readonly QuotaRule[] | RuleSource;
-  /** IANA zone the minute, day and month are aligned to. Default `UTC`. */
-  timeZone?: string;
-  /** The system rule. Default 60 / minute, 1000 / day, month unlimited (0), cost 1. */
-  defaults?: Partial<QuotaDefaults>;
-  /** `'open'` (default): admit and count locally while the store is down; `'closed'`: answer 503. */
-  onStoreError?: OnStoreError;
-  /** Deadline of one store call in ms. Default 1000. */
-  storeTimeoutMs?: number;
-  /** With `'open'`, cap each client and path at its minute limit locally while the store is down. Default true. */
-  insurance?: boolean;
-  /** Where get_quota answers. Default `/openapi/v1`. */
-  basePath?: string;
-  /** Resolves a Bearer token to the calling application; needed only when the platform's own OAuth server is off. */
-  verifyToken?: TokenVerifier;
-}
+export type { CourierOptions, QuotaOptions };
 
 /**
  * Options of `courierPlatform()`. `Req` is the framework's request type that host callbacks
@@ -58,7 +25,10 @@ export interface CourierPlatformOptions<Req = unknown> {
   courier?: CourierOptions | false;
   /** The OAuth 2.0 / OpenID Connect server; `false` switches it off. */
   oauth?: OAuthOptions<Req> | false;
-  /** Quotas for the host's `/openapi/v1/*` routes and get_quota; `false` switches them off. */
+  /**
+   * Quotas for the host's `/openapi/v1/*` routes and get_quota; `false` switches them off. On by
+   * default while the OAuth server is on (its tokens identify the calling application).
+   */
   quota?: QuotaOptions | false;
   /** The clock every expiry and period is measured with. Default `Date.now`. */
   now?: Clock;
@@ -70,103 +40,55 @@ export interface CourierPlatformOptions<Req = unknown> {
   bodyLimit?: number;
 }
 
-const fn = <T>(what: string) => z.custom<T>((value) => typeof value === 'function', { message: `must be ${what}` });
-const text = z.string().min(1);
+const part = <S extends z.ZodType>(schema: S) => z.union([z.literal(false), schema], { error: 'must be false or an object of options' });
 
-const courierSchema = z.strictObject({
-  upstreamUrl: z.url({ protocol: /^https?$/ }).optional(),
-  credentials: z.strictObject({ appId: text, appSecret: text }).optional(),
-  version: text.optional(),
-  signer: z.union([z.literal(['md5', 'hmac-sha256']), fn<SignerOption>('a function')]).optional(),
-  timeoutMs: z.number().int().positive().optional(),
-  retries: z.number().int().min(0).max(5).optional(),
-  transport: fn<CourierTransport>('a function').optional(),
-  basePath: z.string().regex(/^\/[A-Za-z0-9/_-]*[^/]$/, 'must start with / and not end with /').optional(),
+/** The top level; each part's options are checked by that part's own schema. */
+export const platformOptionsSchema = z.strictObject({
+  courier: part(courierOptionsSchema).prefault({}),
+  oauth: part(oauthOptionsSchema).prefault({}),
+  quota: part(quotaOptionsSchema).optional(),
+  now: functionOption<Clock>('a function returning ms since the epoch').optional(),
+  clientIp: functionOption<NonNullable<CourierPlatformOptions['clientIp']>>().optional(),
+  logger: loggerOption.optional(),
+  bodyLimit: positiveInteger.default(100 * 1024),
 });
 
-const loggerSchema = z.custom<Logger>(
-  (value) =>
-    typeof value === 'object' &&
-    value !== null &&
-    ['debug', 'info', 'warn', 'error'].every((level) => typeof (value as Record<string, unknown>)[level] === 'function'),
-  { message: 'must have debug, info, warn and error functions' },
-);
+export type ResolvedQuotaOptions = z.output<typeof quotaOptionsSchema>;
 
-const positive = z.number().int().positive();
-const oauthSchema = z.strictObject({
-  authenticate: fn('a function').optional(),
-  loginUrl: z.string().regex(/^(\/|https?:\/\/)/, 'must be a path starting with / or an http(s) URL').optional(),
-  publicUrl: z.url({ protocol: /^https?$/ }).optional(),
-  clients: z
-    .array(
-      z.strictObject({
-        id: z.string().regex(/^[\x20-\x7E]+$/, 'must be printable ASCII'),
-        name: text.optional(),
-        secretHash: text.optional(),
-        secret: z.string().min(8, 'must be at least 8 characters').optional(),
-        redirectUris: z.array(z.url()).min(1),
-        scopes: z.array(text).optional(),
-        grants: z.array(z.literal(['authorization_code', 'refresh_token'])).optional(),
-      }).refine((c) => !(c.secret && c.secretHash), 'give secret or secretHash, not both'),
-    )
-    .optional(),
-  store: z.custom((v) => typeof v === 'object' && v !== null && typeof (v as { getClient?: unknown }).getClient === 'function', {
-    message: 'must implement OAuthStore',
-  }).optional(),
-  signingKeys: z.array(z.union([z.string(), z.record(z.string(), z.unknown())])).optional(),
-  lifetimes: z.strictObject({ code: positive.optional(), accessToken: positive.optional(), refreshToken: positive.optional(), idToken: positive.optional() }).optional(),
-  bruteForce: z.strictObject({ clientAuthFailures: positive.optional(), windowSeconds: positive.optional() }).optional(),
-  basePath: z.string().regex(/^\/[A-Za-z0-9/_-]*[^/]$/, 'must start with / and not end with /').optional(),
-});
-
-const objectWith = (method: string) =>
-  z.custom((v) => typeof v === 'object' && v !== null && typeof (v as Record<string, unknown>)[method] === 'function', {
-    message: `must be an object with a ${method}() method`,
-  });
-const quotaSchema = z.strictObject({
-  store: objectWith('consume').optional(),
-  rules: z.union([z.array(z.record(z.string(), z.unknown())), objectWith('findRules')]).optional(),
-  timeZone: text.optional(),
-  defaults: z.record(z.string(), z.unknown()).optional(),
-  onStoreError: z.literal(['open', 'closed']).optional(),
-  storeTimeoutMs: positive.optional(),
-  insurance: z.boolean().optional(),
-  basePath: z.string().regex(/^\/[A-Za-z0-9/_-]*[^/]$/, 'must start with / and not end with /').optional(),
-  verifyToken: fn('a function').optional(),
-});
-
-const optionsSchema = z.strictObject({
-  quota: z.union([z.literal(false), quotaSchema]).optional(),
-  courier: z.union([z.literal(false), courierSchema]).optional(),
-  oauth: z.union([z.literal(false), oauthSchema]).optional(),
-  now: fn<Clock>('a function returning milliseconds').optional(),
-  clientIp: fn('a function').optional(),
-  logger: loggerSchema.optional(),
-  bodyLimit: z.number().int().positive().optional(),
-});
-
-type Issue = z.core.$ZodIssue;
-
-/**
- * `courier` and `oauth` are unions with `false`; zod reports a bad nested value as "invalid
- * union". Descend into the object branch so the message names the field that is wrong.
- */
-function leafIssues(issue: Issue, prefix: readonly PropertyKey[] = []): { path: PropertyKey[]; issue: Issue }[] {
-  const path = [...prefix, ...issue.path];
-  if (issue.code !== 'invalid_union') return [{ path, issue }];
-  const branches = issue.errors.filter((branch) => !branch.every((i) => i.code === 'invalid_value' && i.values.includes(false)));
-  const chosen = branches.length > 0 ? branches : issue.errors;
-  return chosen.flat().flatMap((inner) => leafIssues(inner, path));
+/** The options with every default in place; a part that is off is `false`. */
+export interface ResolvedPlatformOptions {
+  courier: ResolvedCourierOptions | false;
+  oauth: ResolvedOAuthOptions | false;
+  quota: ResolvedQuotaOptions | false;
+  now?: Clock;
+  clientIp?: CourierPlatformOptions['clientIp'];
+  logger?: Logger;
+  bodyLimit: number;
 }
 
-/** Checks options once, at the factory: a typo or a bad value throws a TypeError naming it. */
-export function checkOptions<Req>(options: CourierPlatformOptions<Req> | undefined): CourierPlatformOptions<Req> {
-  const result = optionsSchema.safeParse(options ?? {});
-  if (result.success) return options ?? {};
-  const problems = result.error.issues.flatMap((top) => leafIssues(top)).map(({ path, issue }) => {
-    const name = path.map(String).join('.');
-    if (issue.code === 'unrecognized_keys') return `unknown option ${[name, ...issue.keys].filter(Boolean).join('.')}`;
-    return `${name || 'options'}: ${issue.message}`;
-  });
-  throw new TypeError(`courier-platform: ${problems.join('; ')}`);
+/** The parts that claim every request under their base path; another part nested there would never be reached. */
+function checkBasePaths(options: ResolvedPlatformOptions): void {
+  const claimed = (['oauth', 'courier'] as const).filter((name) => options[name] !== false);
+  const all = (['oauth', 'courier', 'quota'] as const).filter((name) => options[name] !== false);
+  const pathOf = (name: (typeof all)[number]) => (options[name] as { basePath: string }).basePath;
+  for (const owner of claimed) {
+    for (const other of all) {
+      if (other === owner) continue;
+      const inside = pathOf(other) === pathOf(owner) || pathOf(other).startsWith(`${pathOf(owner)}/`);
+      if (inside) throw configurationError('invalid_option', `${other}.basePath`, `${pathOf(other)} lies within ${owner}.basePath ${pathOf(owner)}, which answers every request under it`);
+    }
+  }
+}
+
+/** Checks options once, at the factory: a typo or a bad value throws a ConfigurationError naming it. */
+export function checkOptions<Req>(options: CourierPlatformOptions<Req> | undefined): ResolvedPlatformOptions {
+  const parsed = parseConfig(platformOptionsSchema, options ?? {}, 'invalid_option');
+  // Without a choice, quotas follow the OAuth server: its tokens are what identifies an application.
+  const quota = parsed.quota ?? (parsed.oauth === false ? false : quotaOptionsSchema.parse({}));
+  const resolved: ResolvedPlatformOptions = { ...parsed, quota };
+  if (quota !== false && parsed.oauth === false && !quota.verifyToken) {
+    throw configurationError('invalid_option', 'quota.verifyToken', 'is required when the OAuth server is off (oauth: false): nothing else can identify the calling application');
+  }
+  checkBasePaths(resolved);
+  return resolved;
 }

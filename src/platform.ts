@@ -5,15 +5,15 @@ import { consoleLogger, safeLogger, type Logger } from './core/logger.js';
 import type { MaybePromise } from './core/maybe-promise.js';
 import { Router } from './core/router.js';
 import { courierCatalog } from './courier/catalog.js';
+import type { ResolvedCourierOptions } from './courier/options.js';
 import { courierErrorFormatter, courierRoutes } from './courier/proxy.js';
 import { resolveSigner } from './courier/signing.js';
 import { createHttpTransport, type CourierTransport } from './courier/transport.js';
 import { createInProcessSandboxTransport } from './courier/sandbox-transport.js';
-import type { OAuthOptions } from './oauth/options.js';
 import { createOAuth } from './oauth/setup.js';
-import { getQuotaRoute, guardRequest, type GuardVerdict, type TokenVerifier } from './openapi/guard.js';
-import { checkOptions, type CourierOptions, type CourierPlatformOptions, type QuotaOptions } from './options.js';
-import { createQuotaService } from './quota/index.js';
+import { getQuotaRoute, guardRequest, type GuardVerdict } from './openapi/guard.js';
+import { checkOptions, type CourierPlatformOptions } from './options.js';
+import { buildQuotaService, resolveQuotaConfig, type TokenVerifier } from './quota/index.js';
 
 export interface Platform {
   /**
@@ -26,7 +26,13 @@ export interface Platform {
    * first, so the host's own requests go on synchronously, without a request object or a promise.
    */
   owns(path: string): boolean;
-  /** Resolves when keys are loaded and configured clients are stored; rejects with the reason otherwise. */
+  /**
+   * Resolves once the OAuth server has done what only it can do asynchronously: generate a
+   * signing key when none is configured, hash plain client secrets and store the configured
+   * clients. Rejects, once, with an OAuthUnavailableError (code `oauth_unavailable`) whose
+   * `cause` says why, e.g. a store that cannot be reached; /oauth then answers 503 and tries
+   * again with each request. Every other mistake is thrown by `courierPlatform()` itself.
+   */
   ready(): Promise<void>;
   /**
    * The quota guard for one of the host's OpenAPI calls. The endpoint is `apiPath` when given
@@ -38,22 +44,21 @@ export interface Platform {
   readonly logger: Logger;
 }
 
-const DEFAULT_BODY_LIMIT = 100 * 1024;
-
-function courierTransport(options: CourierOptions, logger: Logger): CourierTransport {
+function courierTransport(options: ResolvedCourierOptions, logger: Logger): CourierTransport {
   if (options.transport) return options.transport;
-  if (options.upstreamUrl) {
-    return createHttpTransport({ url: options.upstreamUrl, timeoutMs: options.timeoutMs ?? 10_000, retries: options.retries ?? 2 });
-  }
+  if (options.upstreamUrl) return createHttpTransport({ url: options.upstreamUrl, timeoutMs: options.timeoutMs, retries: options.retries });
   logger.warn({}, 'courier.upstreamUrl is not set: courier calls go to the built-in sandbox, not a real courier platform');
   return createInProcessSandboxTransport(options.signer);
 }
 
-/** Builds the framework-neutral platform; the adapters wrap this. */
+/**
+ * Builds the framework-neutral platform; the adapters wrap this.
+ * @throws ConfigurationError (a TypeError, code `invalid_option`) naming every bad option.
+ */
 export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): Platform {
   const options = checkOptions(rawOptions);
   const logger = safeLogger(options.logger ?? consoleLogger);
-  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const { bodyLimit } = options;
   const now = options.now ?? systemClock;
   const clientIp = (request: PlatformRequest) => options.clientIp?.(request) ?? request.ip ?? 'unknown';
   const router = new Router();
@@ -61,8 +66,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
 
   let verifyToken: TokenVerifier | undefined;
   if (options.oauth !== false) {
-    // The core hands `raw` through untouched; only the adapter knows its type.
-    const oauth = createOAuth((options.oauth ?? {}) as OAuthOptions, { now, logger, bodyLimit, clientIp });
+    const oauth = createOAuth(options.oauth, { now, logger, bodyLimit, clientIp });
     router.addNamespace(oauth.namespace);
     for (const route of oauth.routes) router.add(route);
     starting.push(oauth.ready);
@@ -70,26 +74,22 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
   }
 
   let guard: Platform['guard'];
-  // Without the OAuth server nothing can identify an application, unless the host says how.
-  const quotaWanted = options.quota !== false && (options.quota !== undefined || verifyToken !== undefined);
-  if (quotaWanted) {
-    const quotaOptions: QuotaOptions = options.quota || {};
-    const verify = quotaOptions.verifyToken ?? verifyToken;
-    if (!verify) throw new TypeError('courier-platform: quota.verifyToken is required when the OAuth server is off (oauth: false)');
-    const { basePath = '/openapi/v1', verifyToken: _verify, ...serviceOptions } = quotaOptions;
-    const quota = createQuotaService({ ...serviceOptions, now, logger });
+  if (options.quota !== false) {
+    const { basePath, verifyToken: hostVerify, ...counting } = options.quota;
+    // checkOptions made sure one of the two is there.
+    const verify = (hostVerify ?? verifyToken) as TokenVerifier;
+    const quota = buildQuotaService(resolveQuotaConfig({ ...counting, now, logger }));
     router.add(getQuotaRoute(basePath, quota, verify));
     guard = (request, apiPath) => guardRequest(request, quota, verify, apiPath);
   }
 
   if (options.courier !== false) {
-    const courier = options.courier ?? {};
-    const basePath = courier.basePath ?? '/courier';
-    router.addNamespace({ prefix: basePath, formatError: courierErrorFormatter });
+    const courier = options.courier;
+    router.addNamespace({ prefix: courier.basePath, formatError: courierErrorFormatter });
     const routes = courierRoutes(courierCatalog, {
-      basePath,
+      basePath: courier.basePath,
       credentials: courier.credentials,
-      version: courier.version ?? '1.0',
+      version: courier.version,
       signer: resolveSigner(courier.signer),
       transport: courierTransport(courier, logger),
       bodyLimit,

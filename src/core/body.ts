@@ -1,5 +1,6 @@
 import { header, type PlatformRequest } from './http.js';
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from './errors.js';
+import { isPlainObject } from './plain-object.js';
 
 export type BodyKind = 'json' | 'form';
 
@@ -89,5 +90,5 @@ function checkKind(kind: BodyKind | undefined, contentType: string | undefined, 
 }
 
 function isEmptyObject(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
+  return isPlainObject(value) && Object.keys(value).length === 0;
 }

@@ -1,19 +1,39 @@
 /**
- * One error family for the whole platform. Handlers throw these; the core turns them into the
- * contract's envelope, so adapters never format errors and no stack trace reaches a response.
+ * One error family for the whole platform: every error the library throws, rejects with or
+ * answers with carries a stable `code` (listed in docs/errors.md).
+ *
+ * - `PlatformError` and its subclasses are answers: handlers throw them and the core renders them
+ *   as the envelope (`{ code: 1, message, data }`) or as RFC 6749 JSON on /oauth, so adapters
+ *   never format errors and no stack trace reaches a response.
+ * - `ConfigurationError` is a mistake in the host's code: a bad option, client record or
+ *   argument. It extends TypeError and is thrown when the mistake is made (at `courierPlatform()`,
+ *   by a store's `saveClient`), never answered over HTTP.
  */
 
-export type PlatformErrorCode =
-  | 'invalid_request'
-  | 'forbidden_field'
-  | 'unauthorized'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'payload_too_large'
-  | 'unsupported_media_type'
-  | 'upstream_error'
-  | 'upstream_timeout'
-  | 'internal_error';
+/** Codes of errors answered over HTTP, with the status each is answered with. */
+export const PLATFORM_ERROR_STATUS = {
+  invalid_request: 400,
+  forbidden_field: 400,
+  unauthorized: 401,
+  not_found: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  quota_exceeded: 429,
+  internal_error: 500,
+  host_callback_failed: 500,
+  upstream_error: 502,
+  oauth_unavailable: 503,
+  quota_store_unavailable: 503,
+  upstream_timeout: 504,
+} as const;
+
+export type PlatformErrorCode = keyof typeof PLATFORM_ERROR_STATUS;
+
+/** Codes of configuration errors (thrown, never answered). */
+export const CONFIGURATION_ERROR_CODES = ['invalid_option', 'invalid_client_record', 'invalid_argument'] as const;
+
+export type ConfigurationErrorCode = (typeof CONFIGURATION_ERROR_CODES)[number];
 
 export interface FieldIssue {
   /** Dotted path of the offending field, e.g. `goods[0].goodsName`. */
@@ -46,6 +66,40 @@ export class PlatformError extends Error {
   }
 }
 
+/**
+ * A bad option, client record or argument. `field` names what is wrong (`oauth.clients[0].secretHash`,
+ * `redirectUris[0]`), and the message names every problem found at once.
+ *
+ * @example
+ * import { ConfigurationError } from 'courier-platform';
+ * import { courierPlatform } from 'courier-platform/express';
+ *
+ * try {
+ *   courierPlatform({ courier: { timeoutMs: -1 } });
+ * } catch (error) {
+ *   if (error instanceof ConfigurationError) console.error(error.code, error.field); // invalid_option courier.timeoutMs
+ * }
+ */
+export class ConfigurationError extends TypeError {
+  readonly code: ConfigurationErrorCode;
+  /** The first offending field; the message lists all of them. */
+  readonly field: string;
+  readonly issues: readonly FieldIssue[];
+
+  constructor(code: ConfigurationErrorCode, issues: readonly FieldIssue[], options?: { cause?: unknown }) {
+    super(`courier-platform: ${issues.map((issue) => `${issue.field}: ${issue.message}`).join('; ')}`, options);
+    this.name = new.target.name;
+    this.code = code;
+    this.field = issues[0]?.field ?? '';
+    this.issues = issues;
+  }
+}
+
+/** A ConfigurationError about one field. */
+export function configurationError(code: ConfigurationErrorCode, field: string, message: string, cause?: unknown): ConfigurationError {
+  return new ConfigurationError(code, [{ field, rule: 'custom', message }], cause === undefined ? undefined : { cause });
+}
+
 export class ValidationError extends PlatformError {
   readonly issues: readonly FieldIssue[];
 
@@ -59,7 +113,7 @@ export class ValidationError extends PlatformError {
 }
 
 export class BadRequestError extends PlatformError {
-  constructor(message: string, code: PlatformErrorCode = 'invalid_request') {
+  constructor(message: string, code: 'invalid_request' | 'forbidden_field' = 'invalid_request') {
     super(400, code, message);
   }
 }
@@ -93,6 +147,16 @@ export class PayloadTooLargeError extends PlatformError {
 export class UnsupportedMediaTypeError extends PlatformError {
   constructor(message: string) {
     super(415, 'unsupported_media_type', message);
+  }
+}
+
+/**
+ * A callback of the host (`oauth.authenticate`) threw or answered something unusable. The cause
+ * is logged with its stack; the caller sees a 500 that says the host's code failed.
+ */
+export class HostCallbackError extends PlatformError {
+  constructor(message: string, cause?: unknown) {
+    super(500, 'host_callback_failed', message, { cause });
   }
 }
 

@@ -10,6 +10,12 @@ export interface PlatformRequest {
   readonly method: string;
   /** Path relative to where the platform is mounted, without the query string. */
   readonly path: string;
+  /**
+   * Where the host mounted the platform, as the request reached it: `/api` for
+   * `app.use('/api', platform)`, `''` (or absent) at the root. URLs the platform publishes without
+   * a configured `oauth.publicUrl` (issuer, discovery endpoints, the consent form) start with it.
+   */
+  readonly mountPath?: string;
   readonly query: URLSearchParams;
   /** Header names in lower case, as Node delivers them. */
   readonly headers: Readonly<Record<string, HeaderValue>>;

@@ -1,14 +1,14 @@
 import type { z } from 'zod';
-import { ValidationError, type FieldIssue } from './errors.js';
+import { ConfigurationError, ValidationError, type ConfigurationErrorCode, type FieldIssue } from './errors.js';
 
 /** Renders a zod path the way a caller writes it: `goods[0].goodsName`. */
-export function fieldPath(path: readonly PropertyKey[]): string {
+export function fieldPath(path: readonly PropertyKey[], empty = '(body)'): string {
   let out = '';
   for (const segment of path) {
     if (typeof segment === 'number') out += `[${segment}]`;
     else out += out ? `.${String(segment)}` : String(segment);
   }
-  return out || '(body)';
+  return out || empty;
 }
 
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
@@ -24,23 +24,34 @@ function describeValues(values: readonly unknown[]): string {
   return values.map((value) => JSON.stringify(value)).join(', ');
 }
 
+type Issue = z.core.$ZodIssue;
+
+/**
+ * A bad value inside a union (`quota: false | {...}`, `rules: [...] | RuleSource`) is reported by
+ * zod as "invalid union". Descend into the branches the value got past the top of, so the message
+ * names the field that is wrong; when no branch did, the union's own message stands.
+ */
+function leafIssues(issue: Issue, prefix: readonly PropertyKey[] = []): Issue[] {
+  const path = [...prefix, ...issue.path];
+  if (issue.code !== 'invalid_union') return [{ ...issue, path }];
+  const deeper = issue.errors.filter((branch) => branch.some((inner) => inner.path.length > 0 || inner.code === 'invalid_union' || inner.code === 'unrecognized_keys'));
+  if (deeper.length === 0) return [{ ...issue, path }];
+  return deeper.flat().flatMap((inner) => leafIssues(inner, path));
+}
+
 /** One zod issue in, one or more field issues out, each naming the field and the rule. */
-function toFieldIssues(issue: z.core.$ZodIssue, input: unknown): FieldIssue[] {
-  const field = fieldPath(issue.path);
+function toFieldIssues(issue: Issue, input: unknown, unknownField: string, empty: string): FieldIssue[] {
+  const field = fieldPath(issue.path, empty);
   const missing = issue.path.length > 0 && valueAt(input, issue.path) === undefined;
   if (missing && issue.code !== 'custom' && issue.code !== 'unrecognized_keys') {
     return [{ field, rule: 'required', message: 'is required' }];
   }
   switch (issue.code) {
     case 'unrecognized_keys':
-      return issue.keys.map((key) => ({
-        field: fieldPath([...issue.path, key]),
-        rule: 'unknown_field',
-        message: 'is not a field of this operation',
-      }));
+      return issue.keys.map((key) => ({ field: fieldPath([...issue.path, key], empty), rule: 'unknown_field', message: unknownField }));
     case 'invalid_type':
       if (issue.expected === 'int') return [{ field, rule: 'integer', message: 'must be an integer' }];
-      return [{ field, rule: 'type', message: `must be ${issue.expected === 'array' ? 'an' : 'a'} ${issue.expected}` }];
+      return [{ field, rule: 'type', message: `must be ${issue.expected === 'array' || issue.expected === 'object' ? 'an' : 'a'} ${issue.expected}` }];
     case 'invalid_value':
       return [{ field, rule: 'enum', message: `must be one of ${describeValues(issue.values)}` }];
     case 'too_small': {
@@ -68,9 +79,31 @@ function toFieldIssues(issue: z.core.$ZodIssue, input: unknown): FieldIssue[] {
   }
 }
 
-/** Parses `input` with `schema` or throws a ValidationError listing every broken rule. */
+/** Parses `input` with `schema` or throws a ValidationError (400) listing every broken rule. */
 export function parseWith<T>(schema: z.ZodType<T>, input: unknown): T {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  throw new ValidationError(result.error.issues.flatMap((issue) => toFieldIssues(issue, input)));
+  throw new ValidationError(result.error.issues.flatMap((issue) => toFieldIssues(issue, input, 'is not a field of this operation', '(body)')));
+}
+
+/** `quota` + `rules[0].clientId` is `quota.rules[0].clientId`. */
+function joinField(prefix: string, field: string): string {
+  if (!prefix) return field || 'options';
+  if (!field) return prefix;
+  return field.startsWith('[') ? `${prefix}${field}` : `${prefix}.${field}`;
+}
+
+/**
+ * Parses configuration (options, a client record) or throws a ConfigurationError naming every
+ * bad field, each under `prefix` (`quota` makes `quota.rules[0].clientId`).
+ */
+export function parseConfig<S extends z.ZodType>(schema: S, input: unknown, code: ConfigurationErrorCode, prefix = ''): z.output<S> {
+  const unknownField = code === 'invalid_option' ? 'is not an option (check the spelling)' : 'is not a known field';
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const issues = result.error.issues
+    .flatMap((top) => leafIssues(top))
+    .flatMap((issue) => toFieldIssues(issue, input, unknownField, ''))
+    .map((issue) => ({ ...issue, field: joinField(prefix, issue.field) }));
+  throw new ConfigurationError(code, issues);
 }

@@ -3,6 +3,7 @@ import { readBody } from '../core/body.js';
 import { errorEnvelope, failure, ok } from '../core/envelope.js';
 import { BadRequestError, PlatformError, UnauthorizedError } from '../core/errors.js';
 import type { PlatformRequest, PlatformResponse } from '../core/http.js';
+import { isPlainObject } from '../core/plain-object.js';
 import type { Logger } from '../core/logger.js';
 import type { Route } from '../core/router.js';
 import { parseWith } from '../core/validation.js';
@@ -37,10 +38,6 @@ function credentialsFor(request: PlatformRequest, configured: CourierCredentials
     'No courier credentials: send Basic Auth (user = upstream app id, password = app secret) or configure courier.credentials',
     CHALLENGE,
   );
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 async function businessInput(request: PlatformRequest, operation: CourierOperation, bodyLimit: number): Promise<Record<string, unknown>> {

@@ -1,3 +1,4 @@
+import { isPlainObject } from '../core/plain-object.js';
 import { z } from 'zod';
 import type { CourierOperationName } from './operations.js';
 
@@ -35,10 +36,6 @@ const date = z
     when: (payload) => payload.issues.length === 0,
   });
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 const isEmpty = (value: unknown): boolean => typeof value === 'string' && value.trim() === '';
 
 /**
@@ -50,7 +47,7 @@ function emptyOptionalsOmitted<T extends z.ZodObject>(object: T) {
   const optional = new Set(Object.keys(object.shape).filter((key) => object.shape[key]!.safeParse(undefined).success));
   const omitted = (input: Record<string, unknown>) =>
     Object.fromEntries(Object.entries(input).filter(([key, value]) => !(optional.has(key) && isEmpty(value))));
-  return z.preprocess((input) => (isRecord(input) ? omitted(input) : input), object);
+  return z.preprocess((input) => (isPlainObject(input) ? omitted(input) : input), object);
 }
 
 /**
@@ -59,7 +56,7 @@ function emptyOptionalsOmitted<T extends z.ZodObject>(object: T) {
  */
 function whenFieldsValid(...fields: readonly string[]) {
   return (payload: z.core.ParsePayload): boolean =>
-    isRecord(payload.value) &&
+    isPlainObject(payload.value) &&
     !payload.issues.some((issue) => fields.includes(String(issue.path?.[0])));
 }
 
@@ -240,7 +237,7 @@ export const courierSchemas = {
             input: undefined,
           });
         },
-        { when: (payload) => isRecord(payload.value) },
+        { when: (payload) => isPlainObject(payload.value) },
       ),
   ),
 

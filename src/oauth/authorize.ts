@@ -3,9 +3,10 @@ import type { PlatformRequest, PlatformResponse } from '../core/http.js';
 import { SCOPE_DESCRIPTIONS, SUPPORTED_SCOPES } from './claims.js';
 import { issuerFor, nowSeconds, type OAuthContext } from './context.js';
 import { issueAuthorizationCode, type AuthorizationRequest } from './engine.js';
-import { OAuthProtocolError, safeDescription } from './errors.js';
+import { OAuthProtocolError } from './errors.js';
 import type { OAuthUser } from './options.js';
 import { consentPage, errorPage } from './pages.js';
+import { redirectError } from './redirect.js';
 import { seal, unseal } from './signed-payload.js';
 import type { OAuthClientRecord } from './store/types.js';
 
@@ -28,17 +29,6 @@ async function readParams(request: PlatformRequest, context: OAuthContext): Prom
     params[key] = value;
   }
   return { params };
-}
-
-function redirectTo(uri: string, params: Record<string, string | undefined>): PlatformResponse {
-  const url = new URL(uri);
-  for (const [key, value] of Object.entries(params)) if (value !== undefined) url.searchParams.append(key, value);
-  return { status: 302, headers: { location: url.toString(), 'cache-control': 'no-store' }, body: '' };
-}
-
-/** RFC 6749 4.1.2.1 with RFC 9207's `iss`: errors after the redirect URI is trusted go back to the client. */
-export function redirectError(redirectUri: string, issuer: string, state: string | undefined, error: OAuthProtocolError): PlatformResponse {
-  return redirectTo(redirectUri, { error: error.error, error_description: safeDescription(error.description), state, iss: issuer });
 }
 
 function parseScope(value: string | undefined, client: OAuthClientRecord): string[] {

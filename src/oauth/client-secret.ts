@@ -1,12 +1,15 @@
 import { createHmac, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { configurationError } from '../core/errors.js';
 
 const PREFIX = 'scrypt';
 const PARAMS = { N: 16384, r: 8, p: 1 } as const;
 const KEY_LENGTH = 32;
+const MAX_MEMORY = 64 * 1024 * 1024;
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
 function derive(secret: string, salt: Buffer, params: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    scrypt(secret.normalize('NFC'), salt, KEY_LENGTH, { ...params, maxmem: 64 * 1024 * 1024 }, (error, key) =>
+    scrypt(secret.normalize('NFC'), salt, KEY_LENGTH, { ...params, maxmem: MAX_MEMORY }, (error, key) =>
       error ? reject(error) : resolve(key),
     );
   });
@@ -21,15 +24,39 @@ function derive(secret: string, salt: Buffer, params: ScryptOptions): Promise<Bu
  * const secretHash = await hashClientSecret(newSecret); // configure as oauth.clients[].secretHash
  */
 export async function hashClientSecret(secret: string): Promise<string> {
-  if (typeof secret !== 'string' || secret.length < 8) throw new TypeError('a client secret must be a string of at least 8 characters');
+  if (typeof secret !== 'string' || secret.length < 8) {
+    throw configurationError('invalid_argument', 'secret', 'a client secret must be a string of at least 8 characters');
+  }
   const salt = randomBytes(16);
   const hash = await derive(secret, salt, PARAMS);
   return [PREFIX, PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64url'), hash.toString('base64url')].join('$');
 }
 
-export function isClientSecretHash(value: string): boolean {
+/**
+ * Why a value is not a usable `hashClientSecret()` hash, or undefined when it is. Checked when a
+ * client is configured, so a hash mangled on its way into the configuration (a shell expanding
+ * `$16384` in a double-quoted string, say) fails at start rather than at the first token request.
+ */
+export function secretHashProblem(value: unknown): string | undefined {
+  const expected = 'must be a hash from hashClientSecret() (scrypt$N$r$p$salt$hash)';
+  if (typeof value !== 'string') return expected;
   const parts = value.split('$');
-  return parts.length === 6 && parts[0] === PREFIX && parts.slice(1, 4).every((n) => /^\d+$/.test(n));
+  // A shell expands "$16384" inside double quotes: the usual way a hash gets mangled.
+  const shell = 'in a shell or .env file, quote it in single quotes so "$" is not expanded';
+  if (parts[0] !== PREFIX) return `${expected}; it does not start with ${PREFIX}$ (${shell})`;
+  if (parts.length !== 6) return `${expected}; it has ${parts.length - 1} "$" separators instead of 5 (${shell})`;
+  const [, n, r, p, salt, hash] = parts as [string, string, string, string, string, string];
+  if (![n, r, p].every((x) => /^[1-9]\d{0,9}$/.test(x))) return `${expected}; N, r and p must be positive integers`;
+  const cost = Number(n);
+  if (128 * cost * Number(r) > MAX_MEMORY) return `${expected}; N and r need more than ${MAX_MEMORY / 1024 / 1024} MiB`;
+  if ((cost & (cost - 1)) !== 0 || cost < 2) return `${expected}; N must be a power of two`;
+  if (!BASE64URL.test(salt)) return `${expected}; the salt is not base64url`;
+  if (!BASE64URL.test(hash) || Buffer.from(hash, 'base64url').length !== KEY_LENGTH) return `${expected}; the hash part is not ${KEY_LENGTH} bytes of base64url`;
+  return undefined;
+}
+
+export function isClientSecretHash(value: string): boolean {
+  return secretHashProblem(value) === undefined;
 }
 
 /** Constant-time check of a presented secret against a stored hash. */

@@ -39,11 +39,14 @@ export interface OAuthContext {
   clientIp(request: PlatformRequest): string;
 }
 
-/** `{auth_url}/oauth`. Without `publicUrl`, the origin the caller used (fine for development). */
+/**
+ * `{auth_url}/oauth`. Without `publicUrl`, the origin the caller used and the path the host
+ * mounted the platform on (fine for development; set `publicUrl` behind a proxy or TLS).
+ */
 export function issuerFor(context: OAuthContext, request: PlatformRequest): string {
   if (context.publicUrl) return `${context.publicUrl}${context.basePath}`;
   const host = header(request, 'host') ?? 'localhost';
-  return `http://${host}${context.basePath}`;
+  return `http://${host}${request.mountPath ?? ''}${context.basePath}`;
 }
 
 export const nowSeconds = (context: OAuthContext) => Math.floor(context.now() / 1000);

@@ -11,10 +11,21 @@ import type { OAuthContext } from './context.js';
 import { fromEngineError } from './errors.js';
 import { signIdToken } from './id-token.js';
 import type { OAuthUser } from './options.js';
+import { redirectError, redirectTo } from './redirect.js';
 import type { AuthorizedUser, OAuthClientRecord, TokenRef } from './store/types.js';
 import { newGrantId, newToken, parseToken } from './token-format.js';
 
 const { InvalidGrantError, InvalidRequestError, InvalidScopeError } = OAuth2Server;
+
+/** A validated authorization request: everything needed to issue a code once the user agrees. */
+export interface AuthorizationRequest {
+  clientId: string;
+  redirectUri: string;
+  scope: string[];
+  state: string;
+  nonce?: string;
+  codeChallenge?: string;
+}
 
 function engineClient(client: OAuthClientRecord): OAuth2Server.Client {
   // redirectUris must be an array: the engine matches with includes(), which on a string would be a substring test.
@@ -90,16 +101,9 @@ export async function issueAuthorizationCode(
       authorizationCodeLifetime: context.lifetimes.code,
     }));
   } catch (error) {
-    const oauthError = fromEngineError(error);
-    const location = new URL(authorization.redirectUri);
-    location.searchParams.set('error', oauthError.error);
-    location.searchParams.set('state', authorization.state);
-    location.searchParams.set('iss', issuer);
-    return { status: 302, headers: { location: location.toString(), 'cache-control': 'no-store' }, body: '' };
+    return redirectError(authorization.redirectUri, issuer, authorization.state, fromEngineError(error));
   }
-  const location = new URL(String(response.get('location')));
-  location.searchParams.set('iss', issuer);
-  return { status: 302, headers: { location: location.toString(), 'cache-control': 'no-store' }, body: '' };
+  return redirectTo(String(response.get('location')), { iss: issuer });
 }
 
 /** The engine merges per-call options over its own, `model` included (lib/server.js); its typings leave that out. */

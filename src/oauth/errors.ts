@@ -1,15 +1,40 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
-import { jsonResponse, type PlatformResponse } from '../core/http.js';
-import type { PlatformError } from '../core/errors.js';
+import { PlatformError } from '../core/errors.js';
+import { header, jsonResponse, type PlatformRequest, type PlatformResponse } from '../core/http.js';
+import { errorPage } from './pages.js';
+
+/**
+ * The `error` codes the authorization server answers with (RFC 6749 4.1.2.1 and 5.2, OpenID
+ * Connect Core 3.1.2.6, RFC 6750 3.1): in JSON bodies, error redirects and the error page.
+ */
+export const OAUTH_ERROR_CODES = [
+  'invalid_request',
+  'invalid_client',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'unsupported_response_type',
+  'invalid_scope',
+  'access_denied',
+  'login_required',
+  'consent_required',
+  'invalid_token',
+  'insufficient_scope',
+  'server_error',
+  'temporarily_unavailable',
+] as const;
+
+export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number];
 
 /** RFC 6749 5.2: error_description is limited to %x20-21 / %x23-5B / %x5D-7E. */
 export function safeDescription(text: string): string {
   return text.replace(/[^\x20-\x21\x23-\x5B\x5D-\x7E]/g, "'").slice(0, 300);
 }
 
+/** An RFC 6749 error: `error` (also `code`, as in the rest of the family) and its description. */
 export class OAuthProtocolError extends Error {
   constructor(
-    readonly error: string,
+    readonly error: OAuthErrorCode,
     readonly description: string,
     readonly status = 400,
     readonly headers: Record<string, string> = {},
@@ -17,14 +42,28 @@ export class OAuthProtocolError extends Error {
     super(description);
     this.name = new.target.name;
   }
+
+  get code(): OAuthErrorCode {
+    return this.error;
+  }
+}
+
+/** 503 while the OAuth server could not start (its store is down); `cause` says why. */
+export class OAuthUnavailableError extends PlatformError {
+  constructor(cause: unknown) {
+    super(503, 'oauth_unavailable', 'The authorization server is not available yet; try again in a few seconds', { headers: { 'retry-after': '5' }, cause });
+  }
+}
+
+function isOAuthErrorCode(name: string): name is OAuthErrorCode {
+  return (OAUTH_ERROR_CODES as readonly string[]).includes(name);
 }
 
 /** The engine's messages are written for developers; ours are the ones a client sees. */
 export function fromEngineError(error: unknown): OAuthProtocolError {
   if (error instanceof OAuthProtocolError) return error;
-  if (error instanceof OAuth2Server.OAuthError && error.name !== 'server_error') {
-    const description = error.message.replace(/`/g, '');
-    return new OAuthProtocolError(error.name, description, error.code);
+  if (error instanceof OAuth2Server.OAuthError && error.code < 500 && isOAuthErrorCode(error.name)) {
+    return new OAuthProtocolError(error.name, error.message.replace(/`/g, ''), error.code);
   }
   return new OAuthProtocolError('server_error', 'The authorization server failed; try again later', 500);
 }
@@ -38,8 +77,29 @@ export function oauthErrorResponse(error: OAuthProtocolError): PlatformResponse 
   );
 }
 
-/** Errors of the shared core (body too large, wrong media type, ...) in RFC 6749 form. */
+/** The RFC 6749 code for an error of the shared core (body too large, a host callback that failed, ...). */
+function oauthCodeOf(error: PlatformError): OAuthErrorCode {
+  if (error.status === 401) return 'invalid_client';
+  if (error.status === 503) return 'temporarily_unavailable';
+  return error.status >= 500 ? 'server_error' : 'invalid_request';
+}
+
+/** Errors of the shared core in RFC 6749 form. */
 export function formatPlatformErrorAsOAuth(error: PlatformError): PlatformResponse {
-  const code = error.status === 401 ? 'invalid_client' : error.status >= 500 ? 'server_error' : 'invalid_request';
-  return oauthErrorResponse(new OAuthProtocolError(code, error.message, error.status, error.headers));
+  return oauthErrorResponse(new OAuthProtocolError(oauthCodeOf(error), error.message, error.status, error.headers));
+}
+
+/** A caller that accepts JSON and not HTML (a script, not a browser). */
+function wantsJson(request: PlatformRequest): boolean {
+  const accept = header(request, 'accept') ?? '';
+  return /\bapplication\/(?:[\w.+-]*\+)?json\b/i.test(accept) && !/\btext\/html\b/i.test(accept);
+}
+
+/**
+ * An error of an endpoint the user's browser visits (authorize, consent): the OAuth error page,
+ * or RFC 6749 JSON for a caller that asks for JSON only.
+ */
+export function browserErrorResponse(error: PlatformError, request?: PlatformRequest): PlatformResponse {
+  if (request && wantsJson(request)) return formatPlatformErrorAsOAuth(error);
+  return errorPage(error.status, oauthCodeOf(error), error.message, error.headers);
 }

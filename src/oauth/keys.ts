@@ -1,22 +1,20 @@
-import { createHash } from 'node:crypto';
-import {
-  calculateJwkThumbprint,
-  exportJWK,
-  generateKeyPair,
-  importJWK,
-  importPKCS8,
-  type CryptoKey,
-  type JWK,
-  type KeyObject,
-} from 'jose';
+/**
+ * The keys that sign id_tokens. A configured key is read with node:crypto, synchronously, so a
+ * bad one is reported by `courierPlatform()` itself, naming the key; only a generated key (none
+ * configured) is made asynchronously, while the platform starts.
+ */
+import { createHash, createPrivateKey, createPublicKey, generateKeyPair, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { promisify } from 'node:util';
+import type { JWK } from 'jose';
+import { isPlainObject } from '../core/plain-object.js';
 
-/** A private signing key as a PEM (PKCS#8) string or a private JWK. */
+/** A private signing key as a PEM string (PKCS#8, PKCS#1 or SEC1) or a private JWK. */
 export type SigningKeyInput = string | JWK;
 
 export interface SigningKey {
   kid: string;
   alg: string;
-  privateKey: CryptoKey | KeyObject;
+  privateKey: KeyObject;
   /** The public half as published in the JWKS. */
   publicJwk: JWK;
   /** 32 bytes derived from the private key: a secret that every process sharing the key shares. */
@@ -32,52 +30,78 @@ export interface KeyRing {
   generated: boolean;
 }
 
-const PUBLIC_PARAMS = ['kty', 'n', 'e', 'crv', 'x', 'y'] as const;
-const DEFAULT_ALG = 'RS256';
+const RSA_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'];
+/** The algorithms a key of each type (and curve) may sign with; the first is the default. */
+const ALGS_BY_TYPE: Record<string, readonly string[]> = {
+  RSA: RSA_ALGS,
+  'EC P-256': ['ES256'],
+  'EC P-384': ['ES384'],
+  'EC P-521': ['ES512'],
+  'OKP Ed25519': ['EdDSA'],
+};
+/** RFC 7638: the members of each key type's thumbprint, in lexicographic order. */
+const THUMBPRINT_MEMBERS: Record<string, readonly string[]> = { RSA: ['e', 'kty', 'n'], EC: ['crv', 'kty', 'x', 'y'], OKP: ['crv', 'kty', 'x'] };
+const MIN_RSA_BITS = 2048;
 
-function algFor(jwk: JWK): string {
-  if (jwk.alg) return jwk.alg;
-  if (jwk.kty === 'RSA') return 'RS256';
-  if (jwk.kty === 'EC' && jwk.crv === 'P-256') return 'ES256';
-  if (jwk.kty === 'OKP' && jwk.crv === 'Ed25519') return 'EdDSA';
-  throw new TypeError(`oauth.signingKeys: cannot choose an algorithm for a ${jwk.kty} key; set "alg" on the JWK`);
+type NodeJwk = Record<string, unknown>;
+
+function thumbprint(publicJwk: NodeJwk): string {
+  const members = THUMBPRINT_MEMBERS[String(publicJwk.kty)] ?? [];
+  const canonical = JSON.stringify(Object.fromEntries(members.map((name) => [name, publicJwk[name]])));
+  return createHash('sha256').update(canonical).digest('base64url');
 }
 
-async function fromJwk(jwk: JWK): Promise<SigningKey> {
-  if (!jwk.d) throw new TypeError('oauth.signingKeys: a JWK must be a private key (it has no "d")');
-  const alg = algFor(jwk);
-  const publicJwk: JWK = {};
-  for (const param of PUBLIC_PARAMS) if (jwk[param] !== undefined) publicJwk[param] = jwk[param] as string;
-  const kid = jwk.kid ?? (await calculateJwkThumbprint(publicJwk));
-  const privateKey = await importJWK({ ...jwk, alg }, alg);
-  if (privateKey instanceof Uint8Array) throw new TypeError('oauth.signingKeys: symmetric keys cannot sign id_tokens');
-  const secret = createHash('sha256').update(`courier-platform:${jwk.d}`).digest();
-  return { kid, alg, privateKey, publicJwk: { ...publicJwk, kid, alg, use: 'sig' }, secret };
-}
-
-async function fromInput(input: SigningKeyInput): Promise<SigningKey> {
-  if (typeof input !== 'string') return fromJwk(input);
-  if (!input.includes('-----BEGIN')) throw new TypeError('oauth.signingKeys: a string key must be a PEM (PKCS#8) private key');
-  const key = await importPKCS8(input, DEFAULT_ALG, { extractable: true });
-  return fromJwk(await exportJWK(key));
-}
-
-/**
- * Builds the key ring from configured keys (newest first). With none, generates an RSA key and
- * says so: tokens signed with it die with the process.
- */
-export async function loadKeyRing(inputs: readonly SigningKeyInput[], warn: (message: string) => void): Promise<KeyRing> {
-  let generated = false;
-  let keys: SigningKey[];
-  if (inputs.length === 0) {
-    warn('oauth.signingKeys is not set: generated a signing key; id_tokens will not verify after a restart and other processes cannot share it');
-    const { privateKey } = await generateKeyPair(DEFAULT_ALG, { extractable: true, modulusLength: 2048 });
-    keys = [await fromJwk(await exportJWK(privateKey))];
-    generated = true;
-  } else {
-    keys = await Promise.all(inputs.map(fromInput));
+function importKey(input: unknown): KeyObject | string {
+  try {
+    if (typeof input === 'string') {
+      if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(input)) return 'must be a PEM private key ("-----BEGIN PRIVATE KEY-----") or a private JWK';
+      return createPrivateKey(input);
+    }
+    if (!isPlainObject(input)) return 'must be a PEM string or a private JWK object';
+    if (input.kty === 'oct') return 'is a symmetric key; id_tokens are signed with a private RSA, EC or Ed25519 key';
+    if (typeof input.d !== 'string') return 'is a public JWK (it has no "d"); give the private key';
+    return createPrivateKey({ key: input as JsonWebKey, format: 'jwk' });
+  } catch (error) {
+    // node:crypto's message says what is wrong with the key material; it never contains the key.
+    return `is not a usable private key (${(error as Error).message})`;
   }
-  const kids = new Set(keys.map((k) => k.kid));
-  if (kids.size !== keys.length) throw new TypeError('oauth.signingKeys: two keys have the same kid');
-  return { current: keys[0]!, all: keys, jwks: { keys: keys.map((k) => k.publicJwk) }, generated };
+}
+
+/** Reads one configured key; answers a description of the problem instead when it is unusable. */
+export function readSigningKey(input: unknown): SigningKey | string {
+  const privateKey = importKey(input);
+  if (typeof privateKey === 'string') return privateKey;
+  return signingKeyOf(privateKey, isPlainObject(input) ? input : {});
+}
+
+/** `given` is the configured JWK (its alg, kid and d are kept), or empty for a PEM key. */
+function signingKeyOf(privateKey: KeyObject, given: NodeJwk): SigningKey | string {
+  if (privateKey.type !== 'private') return 'is not a private key';
+  const publicJwk = createPublicKey(privateKey).export({ format: 'jwk' }) as NodeJwk;
+  const type = publicJwk.kty === 'RSA' ? 'RSA' : `${String(publicJwk.kty)} ${String(publicJwk.crv)}`;
+  const allowed = ALGS_BY_TYPE[type];
+  if (!allowed) return `is a ${type} key; use an RSA (2048 bits or more), EC P-256/P-384/P-521 or Ed25519 key`;
+  const bits = privateKey.asymmetricKeyDetails?.modulusLength;
+  if (type === 'RSA' && (bits ?? 0) < MIN_RSA_BITS) return `is an RSA key of ${bits} bits; use at least ${MIN_RSA_BITS}`;
+  const alg = typeof given.alg === 'string' ? given.alg : allowed[0]!;
+  if (!allowed.includes(alg)) return `has "alg": "${alg}", which a ${type} key cannot sign with; use ${allowed.join(', ')}`;
+  const kid = typeof given.kid === 'string' && given.kid !== '' ? given.kid : thumbprint(publicJwk);
+  // The private JWK's "d" as configured (or as node:crypto exports a PEM key): every process sharing the key derives the same secret.
+  const d = typeof given.d === 'string' ? given.d : String((privateKey.export({ format: 'jwk' }) as NodeJwk).d);
+  const secret = createHash('sha256').update(`courier-platform:${d}`).digest();
+  return { kid, alg, privateKey, publicJwk: { ...(publicJwk as JWK), kid, alg, use: 'sig' }, secret };
+}
+
+/** The ring over keys newest first. */
+export function keyRingOf(keys: readonly SigningKey[], generated = false): KeyRing {
+  return { current: keys[0]!, all: [...keys], jwks: { keys: keys.map((k) => k.publicJwk) }, generated };
+}
+
+const generateRsa = promisify(generateKeyPair);
+
+/** A fresh RSA key, for when none is configured: tokens signed with it die with the process. */
+export async function generateSigningKeyRing(): Promise<KeyRing> {
+  const { privateKey } = await generateRsa('rsa', { modulusLength: MIN_RSA_BITS });
+  // A fresh 2048-bit RSA key meets every condition signingKeyOf checks.
+  return keyRingOf([signingKeyOf(privateKey, {}) as SigningKey], true);
 }

@@ -1,5 +1,8 @@
-import type { OAuthStore, GrantType } from './store/types.js';
-import type { SigningKeyInput } from './keys.js';
+import { z } from 'zod';
+import { basePathOption, functionOption, httpUrlOption, objectWith, positiveInteger } from '../core/option-schemas.js';
+import { clientConfigSchema } from './client-record.js';
+import { readSigningKey, type SigningKey, type SigningKeyInput } from './keys.js';
+import type { GrantType, OAuthStore } from './store/types.js';
 
 /** The signed-in user as the host's `authenticate` returns it. */
 export interface OAuthUser {
@@ -45,6 +48,7 @@ export interface BruteForceOptions {
   windowSeconds?: number;
 }
 
+/** Options of the OAuth 2.0 / OpenID Connect server (`courierPlatform({ oauth })`); every one is documented in docs/options.md. */
 export interface OAuthOptions<Req = unknown> {
   /**
    * The signed-in user of this request, or null. The host owns users and sessions; `req` is the
@@ -53,15 +57,89 @@ export interface OAuthOptions<Req = unknown> {
   authenticate?: (req: Req) => OAuthUser | null | undefined | Promise<OAuthUser | null | undefined>;
   /** The host's login page; it receives `return_to` and must send the user back there. Default `/login`. */
   loginUrl?: string;
-  /** The platform's public origin (and path prefix), e.g. `https://api.example.com`. Default: from the Host header. */
+  /**
+   * The platform's public origin and path prefix, e.g. `https://api.example.com` (or
+   * `https://example.com/api` when mounted under `/api`). Default: the request's Host header and
+   * mount path, for development.
+   */
   publicUrl?: string;
   clients?: OAuthClientConfig[];
   /** Default: in memory. */
   store?: OAuthStore;
-  /** Private keys (PEM or JWK), newest first: the first signs, all are published. Default: generated. */
+  /** Private keys (PEM or JWK), newest first: the first signs, all are published. Checked when the platform is built. Default: generated. */
   signingKeys?: SigningKeyInput[];
   lifetimes?: OAuthLifetimes;
   bruteForce?: BruteForceOptions;
   /** Where the server answers. Default `/oauth`. */
   basePath?: string;
 }
+
+const STORE_METHODS = [
+  'getClient',
+  'saveClient',
+  'saveCode',
+  'findCode',
+  'consumeCode',
+  'issueTokens',
+  'findAccessToken',
+  'findRefreshToken',
+  'rotateRefreshToken',
+  'revokeAccessToken',
+  'revokeGrant',
+  'revokeUserGrants',
+  'getConsent',
+  'saveConsent',
+] as const satisfies readonly (keyof OAuthStore)[];
+
+/** Refuses two items with the same key, naming the second and pointing at the first. */
+function unique<T>(keyOf: (item: T) => string, problem: (key: string, first: number) => string, field: readonly PropertyKey[] = []) {
+  return (items: T[], ctx: z.RefinementCtx) => {
+    const seen = new Map<string, number>();
+    items.forEach((item, i) => {
+      const key = keyOf(item);
+      const first = seen.get(key);
+      if (first === undefined) seen.set(key, i);
+      else ctx.addIssue({ code: 'custom', message: problem(key, first), path: [i, ...field] });
+    });
+  };
+}
+
+const signingKey = z.unknown().transform((input, ctx): SigningKey => {
+  const key = readSigningKey(input);
+  if (typeof key === 'string') {
+    ctx.issues.push({ code: 'custom', message: key, input });
+    return z.NEVER;
+  }
+  return key;
+});
+
+/** The OAuth part's options: the one place they are checked and their defaults set. */
+export const oauthOptionsSchema = z.strictObject({
+  authenticate: functionOption<NonNullable<OAuthOptions['authenticate']>>().optional(),
+  loginUrl: z.string().regex(/^(\/|https?:\/\/)/, 'must be a path starting with / or an http(s) URL').default('/login'),
+  publicUrl: httpUrlOption
+    .refine((url) => !/[?#]/.test(url), 'must not have a query or fragment')
+    .transform((url) => url.replace(/\/+$/, ''))
+    .optional(),
+  clients: z
+    .array(clientConfigSchema)
+    .superRefine(unique((client) => client.id, (_, first) => `is the id of clients[${first}] too`, ['id']))
+    .default([]),
+  store: objectWith<OAuthStore>(STORE_METHODS, 'an OAuthStore').optional(),
+  signingKeys: z
+    .array(signingKey)
+    .superRefine(unique((key: SigningKey) => key.kid, (kid, first) => `has the same kid (${kid}) as signingKeys[${first}]`))
+    .default([]),
+  lifetimes: z
+    .strictObject({
+      code: positiveInteger.default(60),
+      accessToken: positiveInteger.default(3600),
+      refreshToken: positiveInteger.default(14 * 24 * 3600),
+      idToken: positiveInteger.default(3600),
+    })
+    .prefault({}),
+  bruteForce: z.strictObject({ clientAuthFailures: positiveInteger.default(10), windowSeconds: positiveInteger.default(900) }).prefault({}),
+  basePath: basePathOption.default('/oauth'),
+});
+
+export type ResolvedOAuthOptions = z.output<typeof oauthOptionsSchema>;

@@ -14,10 +14,11 @@ h1{font-size:1.3rem;margin:0 0 1rem}ul{padding-left:1.2rem}li{margin:.35rem 0}
 button[value=approve]{background:#2456d3;border-color:#2456d3;color:#fff}.muted{color:#5b6475;font-size:.9rem}code{word-break:break-all}`;
 
 /** Pages of the authorization server are never framed, cached or given a referrer. */
-function page(status: number, title: string, body: string, formAction = "'none'"): PlatformResponse {
+function page(status: number, title: string, body: string, formAction = "'none'", extraHeaders: Record<string, string> = {}): PlatformResponse {
   return {
     status,
     headers: {
+      ...extraHeaders,
       'content-type': 'text/html; charset=utf-8',
       'cache-control': 'no-store',
       'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
@@ -29,12 +30,17 @@ function page(status: number, title: string, body: string, formAction = "'none'"
   };
 }
 
-/** Shown instead of a redirect when the client or its redirect_uri cannot be trusted. */
-export function errorPage(status: number, error: string, description: string): PlatformResponse {
+/**
+ * Shown instead of a redirect when the client or its redirect_uri cannot be trusted, and when
+ * the server itself failed. `headers` adds e.g. Retry-After; the page's own security headers win.
+ */
+export function errorPage(status: number, error: string, description: string, headers: Record<string, string> = {}): PlatformResponse {
   return page(
     status,
     'Authorization error',
     `<h1>This sign-in request cannot be completed</h1><p>${escapeHtml(description)}</p><p class="muted">Error: <code>${escapeHtml(error)}</code>. Go back to the application you came from and try again.</p>`,
+    "'none'",
+    headers,
   );
 }
 

@@ -1,21 +1,20 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { Clock } from '../core/clock.js';
-import type { PlatformError } from '../core/errors.js';
+import { HostCallbackError, PlatformError } from '../core/errors.js';
 import type { PlatformRequest, PlatformResponse } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
 import type { MaybePromise } from '../core/maybe-promise.js';
+import { isPlainObject } from '../core/plain-object.js';
 import type { Namespace, Route } from '../core/router.js';
 import { handleAuthorize, handleConsent } from './authorize.js';
-import { SUPPORTED_SCOPES } from './claims.js';
-import { createSecretVerifier, hashClientSecret, isClientSecretHash } from './client-secret.js';
+import { createSecretVerifier } from './client-secret.js';
 import type { OAuthContext } from './context.js';
 import { handleDiscovery, handleJwks } from './discovery.js';
-import { formatPlatformErrorAsOAuth } from './errors.js';
-import { loadKeyRing, type KeyRing } from './keys.js';
-import type { OAuthClientConfig, OAuthOptions, OAuthUser } from './options.js';
-import { errorPage } from './pages.js';
+import { browserErrorResponse, formatPlatformErrorAsOAuth } from './errors.js';
+import type { OAuthUser, ResolvedOAuthOptions } from './options.js';
 import { createMemoryOAuthStore } from './store/memory.js';
-import type { AccessTokenRecord, OAuthClientRecord } from './store/types.js';
+import { startup } from './startup.js';
+import type { AccessTokenRecord } from './store/types.js';
 import { createFailureThrottle } from './throttle.js';
 import { handleToken } from './token-endpoint.js';
 import { parseToken } from './token-format.js';
@@ -28,36 +27,6 @@ export interface OAuthShared {
   clientIp: (request: PlatformRequest) => string;
 }
 
-const DEFAULT_SCOPES = ['openid', 'profile', 'email', 'offline_access'];
-
-async function clientRecord(config: OAuthClientConfig): Promise<OAuthClientRecord> {
-  let secretHash = config.secretHash;
-  if (secretHash !== undefined && !isClientSecretHash(secretHash)) {
-    throw new TypeError(`oauth.clients[${config.id}].secretHash is not a hash from hashClientSecret()`);
-  }
-  if (config.secret !== undefined) secretHash = await hashClientSecret(config.secret);
-  const scopes = config.scopes ?? DEFAULT_SCOPES;
-  const unknown = scopes.filter((s) => !(SUPPORTED_SCOPES as readonly string[]).includes(s));
-  if (unknown.length > 0) throw new TypeError(`oauth.clients[${config.id}].scopes has unsupported scopes: ${unknown.join(' ')}`);
-  return {
-    id: config.id,
-    name: config.name ?? config.id,
-    ...(secretHash === undefined ? {} : { secretHash }),
-    redirectUris: [...config.redirectUris],
-    scopes: [...scopes],
-    grants: [...(config.grants ?? ['authorization_code', 'refresh_token'])],
-  };
-}
-
-function normalizeUser(value: unknown): OAuthUser | undefined {
-  if (value === null || value === undefined) return undefined;
-  const user = value as OAuthUser;
-  if (typeof user !== 'object' || typeof user.sub !== 'string' || user.sub === '') {
-    throw new TypeError('oauth.authenticate must return null or an object with a non-empty string sub');
-  }
-  return user;
-}
-
 interface TokenIdentity {
   clientId: string;
   sub: string;
@@ -68,73 +37,101 @@ function identityOf(record: AccessTokenRecord | undefined): TokenIdentity | unde
   return record && { clientId: record.clientId, sub: record.user.sub, scope: record.scope };
 }
 
+/**
+ * The host's `authenticate`, guarded: a throw or an answer without a string `sub` is logged once
+ * with its cause and answered as a 500 that says the host's callback failed.
+ */
+function hostAuthenticate(authenticate: ResolvedOAuthOptions['authenticate'], logger: Logger) {
+  return async (request: PlatformRequest): Promise<OAuthUser | undefined> => {
+    if (!authenticate) return undefined;
+    let user: unknown;
+    try {
+      user = await authenticate(request.raw);
+    } catch (error) {
+      logger.error({ path: request.path, err: error }, 'oauth.authenticate threw; the sign-in request was answered with a 500');
+      throw new HostCallbackError('The sign-in check of this site failed (oauth.authenticate threw); the server log has details.', error);
+    }
+    if (user === null || user === undefined) return undefined;
+    if (!isPlainObject(user) || typeof user.sub !== 'string' || user.sub === '') {
+      const got = isPlainObject(user) ? `an object with ${Object.keys(user).join(', ') || 'no keys'}` : typeof user;
+      logger.error({ path: request.path, returned: got }, 'oauth.authenticate must return null or a user with a non-empty string sub');
+      throw new HostCallbackError('The sign-in check of this site returned a user without an id (oauth.authenticate gave no string sub); the server log has details.');
+    }
+    return user as OAuthUser;
+  };
+}
+
 /** Resolves the OAuth options into the shared context and its routes. */
 export interface OAuthServer {
   routes: Route[];
   namespace: Namespace;
+  /** The first start attempt: resolves when keys and clients are in place; rejects with OAuthUnavailableError. */
   ready: Promise<void>;
   /** The application, user and scope of a live access token: one store round trip, none with the memory store. */
   verifyAccessToken(token: string): MaybePromise<TokenIdentity | undefined>;
 }
 
-export function createOAuth(options: OAuthOptions, shared: OAuthShared): OAuthServer {
-  const basePath = options.basePath ?? '/oauth';
+export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared): OAuthServer {
+  const { basePath, lifetimes } = options;
+  const logger = shared.logger;
   const store = options.store ?? createMemoryOAuthStore({ now: shared.now });
-  let keyRing: KeyRing | undefined;
-  const ready = (async () => {
-    keyRing = await loadKeyRing(options.signingKeys ?? [], (message) => shared.logger.warn({}, message));
-    const clients = await Promise.all((options.clients ?? []).map(clientRecord));
-    for (const client of clients) await store.saveClient(client);
-  })();
-  // A failure shows up in every OAuth answer; keep it from also being an unhandled rejection.
-  ready.catch((error: unknown) => shared.logger.error({ err: error }, 'the OAuth server could not start'));
-  if (!options.publicUrl) {
-    shared.logger.warn({}, 'oauth.publicUrl is not set: the issuer follows each request\'s Host header; set it outside development');
+  if (options.signingKeys.length === 0) {
+    logger.warn({}, 'oauth.signingKeys is not set: generating a signing key; id_tokens will not verify after a restart and other processes cannot share it');
   }
-  if (!options.authenticate) shared.logger.warn({}, 'oauth.authenticate is not set: no user can sign in; pass a function that returns the signed-in user');
+  if (!options.publicUrl) {
+    logger.warn({}, "oauth.publicUrl is not set: the issuer follows each request's Host header and mount path; set it outside development");
+  }
+  if (!options.authenticate) logger.warn({}, 'oauth.authenticate is not set: no user can sign in; pass a function that returns the signed-in user');
+  const started = startup(options, store, logger);
 
   const context: OAuthContext = {
     store,
-    ready,
-    keyRing: () => keyRing!,
-    secret: () => keyRing!.current.secret,
+    get ready() {
+      return started.ensure();
+    },
+    keyRing: started.keyRing,
+    secret: () => started.keyRing().current.secret,
     now: shared.now,
     basePath,
-    publicUrl: options.publicUrl?.replace(/\/+$/, ''),
-    loginUrl: options.loginUrl ?? '/login',
-    lifetimes: {
-      code: options.lifetimes?.code ?? 60,
-      accessToken: options.lifetimes?.accessToken ?? 3600,
-      refreshToken: options.lifetimes?.refreshToken ?? 14 * 24 * 3600,
-      idToken: options.lifetimes?.idToken ?? 3600,
-    },
+    publicUrl: options.publicUrl,
+    loginUrl: options.loginUrl,
+    lifetimes: { ...lifetimes },
     bodyLimit: shared.bodyLimit,
     engine: new OAuth2Server({ model: {} as OAuth2Server.AuthorizationCodeModel }),
     verifySecret: createSecretVerifier(),
     clientAuthThrottle: createFailureThrottle({
-      failures: options.bruteForce?.clientAuthFailures ?? 10,
-      windowSeconds: options.bruteForce?.windowSeconds ?? 900,
+      failures: options.bruteForce.clientAuthFailures,
+      windowSeconds: options.bruteForce.windowSeconds,
       name: 'client-auth',
       store,
     }),
-    logger: shared.logger,
+    logger,
     clientIp: shared.clientIp,
-    authenticate: async (request) => (options.authenticate ? normalizeUser(await options.authenticate(request.raw)) : undefined),
+    authenticate: hostAuthenticate(options.authenticate, logger),
   };
 
   const json = formatPlatformErrorAsOAuth;
-  const html = (error: PlatformError): PlatformResponse =>
-    errorPage(error.status, error.status >= 500 ? 'server_error' : 'invalid_request', error.message);
-  const route = (method: string, path: string, handler: (r: PlatformRequest, c: OAuthContext) => Promise<PlatformResponse>, formatError = json): Route => ({
+  const route = (method: string, path: string, handler: (r: PlatformRequest, c: OAuthContext) => Promise<PlatformResponse>): Route => ({
     method,
     path: `${basePath}${path}`,
     handler: (request) => handler(request, context),
-    formatError,
+    formatError: json,
+  });
+  /** A page the user's browser shows: errors as the OAuth error page, or RFC 6749 JSON for a caller that asks for JSON only. */
+  const browserRoute = (method: string, path: string, handler: (r: PlatformRequest, c: OAuthContext) => Promise<PlatformResponse>): Route => ({
+    method,
+    path: `${basePath}${path}`,
+    handler: (request) =>
+      handler(request, context).catch((error: unknown) => {
+        if (error instanceof PlatformError) return browserErrorResponse(error, request);
+        throw error;
+      }),
+    formatError: (error) => browserErrorResponse(error),
   });
   const routes = [
-    route('GET', '/authorize', handleAuthorize, html),
-    route('POST', '/authorize', handleAuthorize, html),
-    route('POST', '/consent', handleConsent, html),
+    browserRoute('GET', '/authorize', handleAuthorize),
+    browserRoute('POST', '/authorize', handleAuthorize),
+    browserRoute('POST', '/consent', handleConsent),
     route('POST', '/token', handleToken),
     route('GET', '/userinfo', handleUserinfo),
     route('POST', '/userinfo', handleUserinfo),
@@ -144,7 +141,7 @@ export function createOAuth(options: OAuthOptions, shared: OAuthShared): OAuthSe
   return {
     routes,
     namespace: { prefix: basePath, formatError: json },
-    ready,
+    ready: started.first,
     verifyAccessToken(token) {
       const ref = parseToken(token);
       if (!ref) return undefined;

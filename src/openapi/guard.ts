@@ -6,13 +6,17 @@ import { isThenable, type MaybePromise } from '../core/maybe-promise.js';
 import type { Route } from '../core/router.js';
 import { parseWith } from '../core/validation.js';
 import { bearerToken } from '../oauth/userinfo.js';
-import { guardVerdict, MAX_API_PATH_LENGTH, quotaReportResponse, type QuotaDecision, type QuotaIdentity, type QuotaService } from '../quota/index.js';
+import {
+  guardVerdict,
+  MAX_API_PATH_LENGTH,
+  quotaReportResponse,
+  type QuotaDecision,
+  type QuotaIdentity,
+  type QuotaService,
+  type TokenVerifier,
+} from '../quota/index.js';
 
-/**
- * Who is calling: resolved from the Bearer access token, or undefined when it is not valid. May
- * answer at once (the OAuth memory store does) or with a promise.
- */
-export type TokenVerifier = (token: string) => MaybePromise<QuotaIdentity | undefined>;
+export type { TokenVerifier };
 
 export type GuardVerdict =
   | { pass: true; headers: Record<string, string>; identity: QuotaIdentity }
@@ -30,7 +34,7 @@ function identityOf(request: PlatformRequest, verify: TokenVerifier): MaybePromi
   return token ? verify(token) : undefined;
 }
 
-/** A platform error becomes the contract's answer; anything else is a bug and goes on to the host. */
+/** A platform error becomes its envelope answer; anything else is a bug and goes on to the host. */
 function refusal(error: unknown): GuardVerdict {
   if (error instanceof PlatformError) return { pass: false, response: errorEnvelope(error) };
   // `next(undefined)` would read as "no error" and run the host's handler unguarded.

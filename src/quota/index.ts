@@ -3,13 +3,10 @@
  * get_quota call, and the HTTP renderings of its decisions.
  */
 export { QuotaCalendar, QUOTA_PERIODS, checkTimeZone, type PeriodWindow, type QuotaPeriod, type ZonedDateTime } from './periods.js';
+export { MAX_API_PATH_LENGTH, normalizeApiPath } from './api-path.js';
 export {
   SYSTEM_DEFAULTS,
-  MAX_API_PATH_LENGTH,
-  checkDefaults,
   checkRule,
-  createStaticRuleSource,
-  normalizeApiPath,
   resolveRule,
   type MatchedRules,
   type QuotaDefaults,
@@ -17,24 +14,22 @@ export {
   type QuotaScope,
   type ResolvedQuotaRule,
   type RuleSource,
-  type StaticRuleSource,
 } from './rules.js';
+export { createStaticRuleSource, type StaticRuleSource } from './static-rules.js';
 export * from './store/index.js';
-export { QuotaStoreError, QuotaStoreTimeoutError, type QuotaDependency } from './errors.js';
+export { QuotaStoreError, QuotaStoreTimeoutError, QuotaExceededError, QuotaStoreUnavailableError, type QuotaDependency } from './errors.js';
 export {
-  createQuotaService,
+  quotaOptionsSchema,
+  resolveQuotaConfig,
   type OnStoreError,
-  type QuotaAdmitted,
-  type QuotaDecision,
   type QuotaIdentity,
-  type QuotaInspection,
-  type QuotaPeriodState,
-  type QuotaRejected,
-  type QuotaReport,
-  type QuotaService,
+  type QuotaOptions,
   type QuotaServiceOptions,
-  type QuotaStoreUnavailable,
-} from './service.js';
+  type TokenVerifier,
+} from './options.js';
+export type { QuotaAdmitted, QuotaDecision, QuotaPeriodState, QuotaRejected, QuotaStoreUnavailable } from './decision.js';
+export type { QuotaInspection, QuotaReport } from './report.js';
+export { buildQuotaService, createQuotaService, type QuotaService } from './service.js';
 export {
   guardVerdict,
   quotaExceededMessage,

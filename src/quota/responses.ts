@@ -15,11 +15,14 @@
  *   period is unlimited both headers are left out.
  * - Header names are lower-case, as everywhere in PlatformResponse.
  */
-import { failure, ok } from '../core/envelope.js';
+import { errorEnvelope, ok } from '../core/envelope.js';
+import { configurationError } from '../core/errors.js';
 import type { PlatformResponse } from '../core/http.js';
+import type { QuotaDecision, QuotaPeriodState, QuotaRejected } from './decision.js';
+import { QuotaExceededError, QuotaStoreUnavailableError } from './errors.js';
 import type { QuotaPeriod } from './periods.js';
+import type { QuotaInspection } from './report.js';
 import type { ResolvedQuotaRule } from './rules.js';
-import type { QuotaDecision, QuotaInspection, QuotaPeriodState, QuotaRejected } from './service.js';
 
 const WINDOW_SECONDS: Record<QuotaPeriod, number | undefined> = { minute: 60, day: 86_400, month: undefined };
 
@@ -97,12 +100,12 @@ export function quotaExceededMessage(decision: QuotaRejected): string {
 /** 429, `Retry-After`, the ratelimit headers, body `{ code: 1, message, data: { api_path, period, reset_at } }`. */
 export function quotaExceededResponse(decision: QuotaRejected): PlatformResponse {
   const data: QuotaExceededData = { api_path: decision.apiPath, period: decision.period, reset_at: new Date(decision.resetAt).toISOString() };
-  return failure(429, quotaExceededMessage(decision), data, quotaHeaders(decision));
+  return errorEnvelope(new QuotaExceededError(quotaExceededMessage(decision), data, quotaHeaders(decision)));
 }
 
 /** 503, code 1: the store failed and `onStoreError` is `'closed'` (or get_quota could not read). */
 export function storeUnavailableResponse(): PlatformResponse {
-  return failure(503, 'The quota service is unavailable; try again in a few seconds', null, { 'retry-after': '1' });
+  return errorEnvelope(new QuotaStoreUnavailableError());
 }
 
 /**
@@ -124,7 +127,7 @@ export function guardVerdict(decision: QuotaDecision): { pass: true; headers: Re
     case 'store_unavailable':
       return { pass: false, response: storeUnavailableResponse() };
     default:
-      throw new TypeError('unknown quota decision');
+      throw configurationError('invalid_argument', 'decision.outcome', 'must be admitted, rejected or store_unavailable');
   }
 }
 

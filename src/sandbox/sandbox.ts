@@ -3,6 +3,7 @@
  * operation) and the per-app ledgers. No networking here; `listen()` delegates to server.ts.
  */
 import type { UpstreamEnvelope } from '../courier/operations.js';
+import { isPlainObject } from '../core/plain-object.js';
 import { resolveSigner, signaturesMatch, type Signer } from '../courier/signing.js';
 import { SandboxCode, SandboxError, show } from './codes.js';
 import { toCents } from './fees.js';
@@ -41,10 +42,6 @@ const BALANCE_KEYS: ReadonlySet<string> = new Set<keyof SandboxBalance>([
   'onlineBalance',
   'proxyBalance',
 ]);
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function rejectUnknownKeys(value: Record<string, unknown>, known: ReadonlySet<string>, where: string): void {
   const unknown = Object.keys(value).filter((key) => !known.has(key));

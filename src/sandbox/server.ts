@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isPlainObject } from '../core/plain-object.js';
 import { SandboxCode, SandboxError, show } from './codes.js';
 import type { RunningSandbox, Sandbox, SandboxListenOptions } from './types.js';
 
@@ -87,7 +88,7 @@ function answerControl(sandbox: Sandbox, path: string, body: unknown, res: Serve
     sendError(res, 404, SandboxCode.UNKNOWN_ENDPOINT, `unknown sandbox endpoint ${show(path)}; known: ${[...CONTROL_ACTIONS.keys()].join(', ')}`);
     return;
   }
-  const params = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+  const params = isPlainObject(body) ? body : {};
   const { appId, preorderId } = params;
   if (typeof appId !== 'string' || typeof preorderId !== 'string' || appId === '' || preorderId === '') {
     sendError(res, 400, SandboxCode.INVALID_PARAMETER, 'invalid parameter: body must be {"appId": string, "preorderId": string}');

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createSecretVerifier, hashClientSecret, isClientSecretHash, verifyClientSecret } from '../../src/oauth/client-secret.js';
+import { ConfigurationError } from '../../src/core/errors.js';
+import { createSecretVerifier, hashClientSecret, isClientSecretHash, secretHashProblem, verifyClientSecret } from '../../src/oauth/client-secret.js';
 
 describe('client secret hashing (scrypt, constant-time compare)', () => {
   it('hashes to the documented format and verifies only the right secret', async () => {
@@ -15,8 +16,33 @@ describe('client secret hashing (scrypt, constant-time compare)', () => {
   });
 
   it('refuses short secrets and rejects a stored value that is not a hash', async () => {
-    await expect(hashClientSecret('short')).rejects.toThrow(TypeError);
+    await expect(hashClientSecret('short')).rejects.toThrow(ConfigurationError);
+    await expect(hashClientSecret('short')).rejects.toMatchObject({ code: 'invalid_argument' });
     expect(await verifyClientSecret('anything', 'plain-text-secret')).toBe(false);
+  });
+});
+
+describe('secretHashProblem: what is wrong with a configured hash', () => {
+  const salt = 'A'.repeat(22);
+  const hash = 'B'.repeat(43);
+
+  it('accepts what hashClientSecret() makes, with any cost it can verify', async () => {
+    expect(secretHashProblem(await hashClientSecret('a-good-secret'))).toBeUndefined();
+    expect(secretHashProblem(`scrypt$256$8$1$${salt}$${hash}`)).toBeUndefined();
+  });
+
+  it.each<[string, unknown, RegExp]>([
+    ['not a string', 42, /must be a hash from hashClientSecret/],
+    ['a shell-expanded hash ("$16384" read as "$1" + "6384")', 'scrypt6384', /single quotes/],
+    ['a hash with a part missing', `scrypt$16384$8$${salt}$${hash}`, /4 "\$" separators instead of 5/],
+    ['another algorithm', `bcrypt$16384$8$1$${salt}$${hash}`, /does not start with scrypt\$/],
+    ['a cost that is not a number', `scrypt$N$8$1$${salt}$${hash}`, /positive integers/],
+    ['a cost that is not a power of two', `scrypt$1000$8$1$${salt}$${hash}`, /power of two/],
+    ['a cost scrypt would refuse for memory', `scrypt$1048576$8$1$${salt}$${hash}`, /MiB/],
+    ['a salt that is not base64url', `scrypt$16384$8$1$not base64$${hash}`, /salt/],
+    ['a truncated hash part', `scrypt$16384$8$1$${salt}$${hash.slice(0, 20)}`, /32 bytes/],
+  ])('refuses %s', (_, value, problem) => {
+    expect(secretHashProblem(value)).toMatch(problem);
   });
 });
 

@@ -1,47 +1,8 @@
-import { generateKeyPairSync } from 'node:crypto';
-import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadKeyRing } from '../../src/oauth/keys.js';
 import { createPostgresOAuthStore, createRedisOAuthStore, type RedisLike } from '../../src/oauth/store/index.js';
 import { createLoginThrottle, type LoginThrottle } from '../../src/oauth/throttle.js';
 import { describePostgres, describeRedis } from '../support/services.js';
 import { memoryStores, postgresStores, redisStores, type StoreFactory } from './shared-stores.js';
-
-describe('signing keys from options (PEM or JWK), newest first', () => {
-  it('a PEM key publishes its public half with a thumbprint kid and RS256', async () => {
-    const pem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-    const ring = await loadKeyRing([pem], () => {});
-    const [published] = ring.jwks.keys;
-    expect(published).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig', kid: ring.current.kid });
-    expect(published).not.toHaveProperty('d');
-    expect(ring.current.kid).toBe(await calculateJwkThumbprint({ kty: 'RSA', n: published!.n!, e: published!.e! }));
-    expect(ring.generated).toBe(false);
-  });
-
-  it('with several keys the first signs and all are published (rotation)', async () => {
-    const jwk = async (kid: string, alg: 'RS256' | 'ES256') => ({ ...(await exportJWK((await generateKeyPair(alg, { extractable: true })).privateKey)), kid });
-    const ring = await loadKeyRing([await jwk('new', 'ES256'), await jwk('old', 'RS256')], () => {});
-    expect(ring.current.kid).toBe('new');
-    expect(ring.current.alg).toBe('ES256');
-    expect(ring.jwks.keys.map((k) => k.kid)).toEqual(['new', 'old']);
-  });
-
-  it('without keys it generates one and says so', async () => {
-    const warnings: string[] = [];
-    const ring = await loadKeyRing([], (message) => warnings.push(message));
-    expect(ring.generated).toBe(true);
-    expect(ring.current.alg).toBe('RS256');
-    expect(warnings.join()).toMatch(/generated a signing key/);
-  });
-
-  it('refuses public keys, non-PEM strings and duplicate kids with a TypeError', async () => {
-    const { publicKey } = await generateKeyPair('RS256', { extractable: true });
-    await expect(loadKeyRing([await exportJWK(publicKey)], () => {})).rejects.toThrow(TypeError);
-    await expect(loadKeyRing(['not a key'], () => {})).rejects.toThrow(TypeError);
-    const key = { ...(await exportJWK((await generateKeyPair('RS256', { extractable: true })).privateKey)), kid: 'same' };
-    await expect(loadKeyRing([key, { ...key }], () => {})).rejects.toThrow(/same kid/);
-  });
-});
 
 /** `failures` attempts at once: how many may check the password, and what the rest must wait. */
 async function burst(logins: LoginThrottle[], count: number, username: string, ip: (i: number) => string) {

@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/core/clock.js';
+import { ConfigurationError } from '../../src/core/errors.js';
 import type {
   AccessTokenRecord,
   AuthorizationCodeRecord,
@@ -123,7 +124,8 @@ function clientRecord(overrides: Partial<OAuthClientRecord> = {}): OAuthClientRe
   return {
     id: fresh('client'),
     name: 'Demo application',
-    secretHash: 'scrypt$16384$8$1$c2FsdA$aGFzaA',
+    // The shape hashClientSecret() produces: scrypt$N$r$p$ 16-byte salt $ 32-byte hash, base64url.
+    secretHash: `scrypt$16384$8$1$${'A'.repeat(22)}$${'B'.repeat(43)}`,
     redirectUris: ['https://app.example/callback', 'http://127.0.0.1:8080/cb'],
     scopes: ['openid', 'profile', 'email', 'offline_access'],
     grants: ['authorization_code', 'refresh_token'],
@@ -174,6 +176,25 @@ export function describeOAuthStoreConformance({ name, create, refreshes = 20_000
         const second: OAuthClientRecord = { ...first, name: 'Renamed', redirectUris: ['https://new.example/cb'] };
         await store.saveClient(second);
         expect(await store.getClient(first.id)).toStrictEqual(second);
+      });
+
+      // A record authorize or token could not use is refused when saved, naming the field.
+      it.each<[string, Record<string, unknown>, string]>([
+        ['a secret hash mangled by a shell ($ expanded)', { secretHash: 'scrypt6384' }, 'secretHash'],
+        ['a secret hash with a truncated hash part', { secretHash: 'scrypt$16384$8$1$c2FsdA$aGFzaA' }, 'secretHash'],
+        ['a relative redirect URI', { redirectUris: ['/callback'] }, 'redirectUris[0]'],
+        ['a redirect URI with a fragment (RFC 6749 3.1.2)', { redirectUris: ['https://app.example/cb#x'] }, 'redirectUris[0]'],
+        ['no redirect URI', { redirectUris: [] }, 'redirectUris'],
+        ['an unsupported scope', { scopes: ['openid', 'admin'] }, 'scopes[1]'],
+        ['an unknown grant', { grants: ['password'] }, 'grants[0]'],
+        ['an empty id', { id: '' }, 'id'],
+        ['a misspelt field', { redirectUri: 'https://app.example/cb' }, 'redirectUri'],
+      ])('refuses %s with a ConfigurationError naming the field, and stores nothing', async (_, change, field) => {
+        const record = { ...clientRecord(), ...change };
+        const saving = store.saveClient(record as unknown as OAuthClientRecord);
+        await expect(saving).rejects.toBeInstanceOf(ConfigurationError);
+        await expect(saving).rejects.toMatchObject({ code: 'invalid_client_record', field });
+        if (typeof record.id === 'string' && record.id !== '') expect(await store.getClient(record.id)).toBeUndefined();
       });
     });
 

@@ -99,6 +99,11 @@ describe('memory OAuthStore', () => {
     expect(await store.getClient('preloaded')).toStrictEqual(client);
   });
 
+  it('refuses a malformed client in its options when it is created, naming the field', () => {
+    const client = { id: 'seeded', name: 'Seeded', redirectUris: ['not a url'], scopes: ['openid'], grants: ['authorization_code' as const] };
+    expect(() => createMemoryOAuthStore({ clients: [client] })).toThrow(/redirectUris\[0\]: must be an absolute http\(s\) URL/);
+  });
+
   it('rejects a sweep interval that is not a positive integer', () => {
     expect(() => createMemoryOAuthStore({ sweepEvery: 0 })).toThrow(TypeError);
   });
@@ -200,7 +205,7 @@ describeRedis('Redis OAuthStore', () => {
         const grantId = 'grant:{odd}';
         const { refresh } = await issueGrant(store, { grantId });
         await refreshOnce(store, refresh!.ref);
-        await store.saveClient({ id: 'c1', name: 'C', redirectUris: [], scopes: [], grants: [] });
+        await store.saveClient({ id: 'c1', name: 'C', redirectUris: ['https://app.example/cb'], scopes: ['openid'], grants: ['authorization_code'] });
         await store.saveConsent('sub', 'c1', ['openid']);
 
         const keys = await scanKeys(client, prefix);

@@ -89,12 +89,13 @@ describe('options', () => {
   });
 
   it.each<[string, unknown, RegExp]>([
-    ['an unknown option', { storeTimeout: 5 }, /unknown option quota\.storeTimeout/],
+    ['an unknown option', { storeTimeout: 5 }, /quota\.storeTimeout: is not an option/],
     ['an unknown zone', { timeZone: 'Mars/Base' }, /quota\.timeZone/],
     ['a bad onStoreError', { onStoreError: 'ignore' }, /quota\.onStoreError/],
     ['a non-store', { store: { consume() {} } }, /quota\.store/],
     ['a bad default', { defaults: { minute: -1 } }, /quota\.defaults\.minute/],
-    ['an unknown default', { defaults: { hour: 5 } }, /unknown option quota\.defaults\.hour/],
+    ['a cost that is not a number', { defaults: { cost: Number.NaN } }, /quota\.defaults\.cost/],
+    ['an unknown default', { defaults: { hour: 5 } }, /quota\.defaults\.hour: is not an option/],
     ['an invalid rule', { rules: [{ scope: 'client', apiPath: '/x' }] }, /rules\[0\].*clientId/],
     ['a rule that can never pass', { rules: [{ scope: 'global', apiPath: '/x', cost: 5, minute: 3 }] }, /cost 5 exceeds the minute limit 3/],
     ['defaults that can never pass', { defaults: { cost: 100 } }, /cost 100 exceeds the minute limit 60/],
@@ -363,7 +364,7 @@ describe('a custom rule source returning a bad rule', () => {
     const { quota, logger } = service({ rules, onStoreError: 'closed' });
     const d = await quota.consume('app', '/x');
     expect(d.outcome).toBe('store_unavailable');
-    expect(d.outcome === 'store_unavailable' && d.error.message).toMatch(/rule source failed: .*minute must be a non-negative integer/);
+    expect(d.outcome === 'store_unavailable' && d.error.message).toMatch(/rule source failed: .*minute: must be at least 0/);
     expect(logger.records).toHaveLength(1);
   });
 });

@@ -1,8 +1,9 @@
 /** What the three stores share about a grant record: argument checks and the views they answer. */
+import { configurationError } from '../../core/errors.js';
 import type { AuthorizationCodeRecord, GrantBound, NewTokens, TokenRef } from './types.js';
 
 export function checkGrantId(grantId: string): void {
-  if (typeof grantId !== 'string' || grantId === '') throw new TypeError('OAuthStore: grantId must be a non-empty string');
+  if (typeof grantId !== 'string' || grantId === '') throw configurationError('invalid_argument', 'grantId', 'must be a non-empty string');
 }
 
 /** The one grant every token of an issuance (and the refresh token presented for it) belongs to. */
@@ -11,7 +12,7 @@ export function grantIdOf(tokens: NewTokens, presented?: TokenRef): string {
   checkGrantId(grantId);
   for (const ref of [tokens.refresh?.ref, presented]) {
     if (ref && ref.grantId !== grantId) {
-      throw new TypeError('OAuthStore: the tokens of one issuance must belong to the same grant');
+      throw configurationError('invalid_argument', 'tokens.refresh.ref.grantId', 'must be the grant of the access token');
     }
   }
   return grantId;

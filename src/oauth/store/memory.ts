@@ -13,6 +13,8 @@
  * interleave between a check and the write that follows it.
  */
 import { systemClock, type Clock } from '../../core/clock.js';
+import { configurationError } from '../../core/errors.js';
+import { checkClientRecord } from '../client-record.js';
 import { deepFreeze } from '../../core/deep-freeze.js';
 import { checkGrantId, grantIdOf, tokenView } from './grant-record.js';
 import type {
@@ -93,7 +95,7 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
   const now = options.now ?? systemClock;
   const sweepEvery = options.sweepEvery ?? 1000;
   if (!Number.isInteger(sweepEvery) || sweepEvery < 1) {
-    throw new TypeError('createMemoryOAuthStore: sweepEvery must be a positive integer');
+    throw configurationError('invalid_option', 'sweepEvery', 'must be a positive integer');
   }
 
   const clients = new Map<string, string>();
@@ -104,7 +106,10 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
   let grantsSinceSweep = 0;
   let sizeAfterSweep = 0;
 
-  for (const client of options.clients ?? []) clients.set(client.id, JSON.stringify(client));
+  for (const client of options.clients ?? []) {
+    const record = checkClientRecord(client);
+    clients.set(record.id, JSON.stringify(record));
+  }
 
   function drop(grantId: string): void {
     const grant = grants.get(grantId);
@@ -178,7 +183,8 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
     },
 
     async saveClient(client) {
-      clients.set(client.id, JSON.stringify(client));
+      const record = checkClientRecord(client);
+      clients.set(record.id, JSON.stringify(record));
     },
 
     async saveCode(code) {

@@ -22,6 +22,8 @@
  * the same clock as the other stores (and tests can move it).
  */
 import { systemClock, type Clock } from '../../core/clock.js';
+import { configurationError } from '../../core/errors.js';
+import { checkClientRecord } from '../client-record.js';
 import type { PgQueryable } from '../../core/store-clients.js';
 import { checkGrantId, grantIdOf, tokenView, type StoredAccessToken } from './grant-record.js';
 import type { AuthorizationCodeRecord, NewTokens, OAuthClientRecord, OAuthStore, TokenRef } from './types.js';
@@ -77,11 +79,11 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
   const schema = options.schema ?? 'courier_platform';
   const now = options.now ?? systemClock;
   if (!pool || typeof pool.query !== 'function') {
-    throw new TypeError('createPostgresOAuthStore: pool must be a pg.Pool (or have query(text, values))');
+    throw configurationError('invalid_option', 'pool', 'must be a pg.Pool (or have query(text, values))');
   }
   // The name is spliced into SQL (identifiers cannot be parameters): allow only plain names.
   if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema) || schema.length > 63) {
-    throw new TypeError(`createPostgresOAuthStore: schema must match ${SCHEMA_NAME} (at most 63 characters)`);
+    throw configurationError('invalid_option', 'schema', `must match ${SCHEMA_NAME} (at most 63 characters)`);
   }
 
   const s = `"${schema}"`;
@@ -164,7 +166,8 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
     },
 
     async saveClient(client) {
-      await query(sql.saveClient, [client.id, JSON.stringify(client)]);
+      const record = checkClientRecord(client);
+      await query(sql.saveClient, [record.id, JSON.stringify(record)]);
     },
 
     async saveCode(code) {

@@ -27,6 +27,8 @@
  */
 import { createHash } from 'node:crypto';
 import { systemClock, type Clock } from '../../core/clock.js';
+import { configurationError } from '../../core/errors.js';
+import { checkClientRecord } from '../client-record.js';
 import type { RedisLike } from '../../core/store-clients.js';
 import { checkGrantId, grantIdOf, tokenView, type StoredAccessToken } from './grant-record.js';
 import type { AuthorizationCodeRecord, NewTokens, OAuthClientRecord, OAuthStore, TokenRef } from './types.js';
@@ -149,9 +151,9 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
   const prefix = options.prefix ?? 'cp:oauth:';
   const now = options.now ?? systemClock;
   if (!client || typeof client.get !== 'function' || typeof client.evalsha !== 'function') {
-    throw new TypeError('createRedisOAuthStore: client must be an ioredis Redis or Cluster instance');
+    throw configurationError('invalid_option', 'client', 'must be an ioredis Redis or Cluster instance');
   }
-  if (typeof prefix !== 'string') throw new TypeError('createRedisOAuthStore: prefix must be a string');
+  if (typeof prefix !== 'string') throw configurationError('invalid_option', 'prefix', 'must be a string');
 
   const pair = (sub: string, clientId: string) => `${encodeURIComponent(sub)}:${encodeURIComponent(clientId)}`;
   const keys = {
@@ -220,7 +222,8 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
       return json === null ? undefined : (JSON.parse(json) as OAuthClientRecord);
     },
 
-    async saveClient(record) {
+    async saveClient(candidate) {
+      const record = checkClientRecord(candidate);
       await client.set(keys.client(record.id), JSON.stringify(record));
     },
 

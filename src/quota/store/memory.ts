@@ -14,6 +14,7 @@
  * One slot per client and path holds that pair's counters (one per period and bucket), so a
  * guarded call costs one Map lookup, not one per period.
  */
+import { configurationError } from '../../core/errors.js';
 import { checkConsumeRequest, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaBucket, type QuotaStore } from './types.js';
 
 export interface MemoryQuotaStoreOptions {
@@ -64,9 +65,9 @@ function slotKey(clientId: string, apiPath: string): string {
  */
 export function createMemoryQuotaStore(options: MemoryQuotaStoreOptions = {}): MemoryQuotaStore {
   const sweepPerCall = options.sweepPerCall ?? 8;
-  if (!Number.isSafeInteger(sweepPerCall) || sweepPerCall < 2) throw new TypeError('memory quota store: sweepPerCall must be an integer >= 2');
+  if (!Number.isSafeInteger(sweepPerCall) || sweepPerCall < 2) throw configurationError('invalid_option', 'sweepPerCall', 'must be an integer >= 2');
   const grace = options.expiryGraceMs ?? 5000;
-  if (!Number.isSafeInteger(grace) || grace < 0) throw new TypeError('memory quota store: expiryGraceMs must be a non-negative integer');
+  if (!Number.isSafeInteger(grace) || grace < 0) throw configurationError('invalid_option', 'expiryGraceMs', 'must be a non-negative integer');
   const slots = new Map<string, Slot>();
   let size = 0;
   let cursor: Iterator<[string, Slot]> | undefined;

@@ -15,6 +15,7 @@
  * A client and path keep their keys between calls until one of their buckets starts anew.
  */
 import { createHash } from 'node:crypto';
+import { configurationError } from '../../core/errors.js';
 import { PairCache } from '../../core/pair-cache.js';
 import type { RedisLike } from '../../core/store-clients.js';
 import { scriptRunner } from './redis-script.js';
@@ -85,13 +86,13 @@ export const CONSUME_SCRIPT_SHA = createHash('sha1').update(CONSUME_SCRIPT).dige
 export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuotaStore {
   const client = options?.client;
   if (!client || typeof client.evalsha !== 'function' || typeof client.eval !== 'function' || typeof client.mget !== 'function') {
-    throw new TypeError('redis quota store: client must be an ioredis instance (evalsha, eval and mget)');
+    throw configurationError('invalid_option', 'client', 'must be an ioredis instance (evalsha, eval and mget)');
   }
   const prefix = options.prefix ?? 'cp:q';
-  if (typeof prefix !== 'string' || prefix === '' || /[{}]/.test(prefix)) throw new TypeError('redis quota store: prefix must be a non-empty string without braces');
+  if (typeof prefix !== 'string' || prefix === '' || /[{}]/.test(prefix)) throw configurationError('invalid_option', 'prefix', 'must be a non-empty string without braces');
 
   const grace = options.expiryGraceMs ?? 5000;
-  if (!Number.isSafeInteger(grace) || grace < 0) throw new TypeError('redis quota store: expiryGraceMs must be a non-negative integer');
+  if (!Number.isSafeInteger(grace) || grace < 0) throw configurationError('invalid_option', 'expiryGraceMs', 'must be a non-negative integer');
 
   const keysFor = (clientId: string, apiPath: string, buckets: readonly { period: string; start: number }[]): string[] => {
     const tag = `{${prefix}:${encodeURIComponent(clientId)}:${apiPath}}`;

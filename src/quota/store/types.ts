@@ -5,6 +5,7 @@
  * A counter is identified by (clientId, apiPath, period, bucket start). Stores know nothing of
  * rules or time zones: the service hands them the buckets of the current call, already computed.
  */
+import { configurationError } from '../../core/errors.js';
 import type { QuotaPeriod } from '../periods.js';
 
 /** One period's counter for the current call. */
@@ -81,13 +82,13 @@ export function exhaustedPeriods(buckets: readonly QuotaBucket[], used: readonly
 
 /** Checks what every store relies on; a bad request is a programming error, not a store failure. */
 export function checkConsumeRequest(request: ConsumeRequest): void {
-  if (!Number.isSafeInteger(request.cost) || request.cost < 0) throw new TypeError(`quota cost must be a non-negative integer, got ${request.cost}`);
+  if (!Number.isSafeInteger(request.cost) || request.cost < 0) throw configurationError('invalid_argument', 'cost', `must be a non-negative integer, got ${request.cost}`);
   const { buckets } = request;
   for (let i = 0; i < buckets.length; i++) {
     const bucket = buckets[i] as QuotaBucket;
     // A handful of buckets: a nested scan is cheaper than a Set on every guarded call.
-    for (let j = 0; j < i; j++) if ((buckets[j] as QuotaBucket).period === bucket.period) throw new TypeError(`quota period ${bucket.period} given twice`);
-    if (!Number.isSafeInteger(bucket.limit) || bucket.limit < 0) throw new TypeError(`quota limit must be a non-negative integer, got ${bucket.limit}`);
-    if (!(bucket.end > bucket.start)) throw new TypeError(`quota bucket ${bucket.period} ends before it starts`);
+    for (let j = 0; j < i; j++) if ((buckets[j] as QuotaBucket).period === bucket.period) throw configurationError('invalid_argument', `buckets[${i}]`, `gives the period ${bucket.period} twice`);
+    if (!Number.isSafeInteger(bucket.limit) || bucket.limit < 0) throw configurationError('invalid_argument', `buckets[${i}].limit`, `must be a non-negative integer, got ${bucket.limit}`);
+    if (!(bucket.end > bucket.start)) throw configurationError('invalid_argument', `buckets[${i}]`, `the ${bucket.period} bucket ends before it starts`);
   }
 }

@@ -1,0 +1,73 @@
+/**
+ * What a registered client must look like, checked in one place: for `oauth.clients` when the
+ * platform is built, and for every `saveClient` of the memory, Redis and PostgreSQL stores. A
+ * record that passes here is one the authorize and token endpoints can use.
+ */
+import { z } from 'zod';
+import { nonEmptyText } from '../core/option-schemas.js';
+import { parseConfig } from '../core/validation.js';
+import { SUPPORTED_SCOPES } from './claims.js';
+import { secretHashProblem } from './client-secret.js';
+import type { OAuthClientRecord } from './store/types.js';
+
+export const DEFAULT_CLIENT_SCOPES = ['openid', 'profile', 'email', 'offline_access'] as const;
+export const DEFAULT_CLIENT_GRANTS = ['authorization_code', 'refresh_token'] as const;
+
+/** RFC 6749 3.1.2: absolute, no fragment. http(s) only: the consent page's form-action must be able to name its origin. */
+function isRedirectUri(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hash === '' && !value.includes('#');
+}
+
+const clientId = z.string().min(1).max(200).regex(/^[\x20-\x7E]+$/, 'must be printable ASCII');
+const secretHash = z.string().superRefine((value, ctx) => {
+  const problem = secretHashProblem(value);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+const redirectUris = z
+  .array(z.string().refine(isRedirectUri, 'must be an absolute http(s) URL without a fragment (RFC 6749 3.1.2)'))
+  .min(1);
+const scopes = z.array(z.enum(SUPPORTED_SCOPES)).min(1);
+const grants = z.array(z.enum(DEFAULT_CLIENT_GRANTS)).min(1);
+
+/** A client as the stores keep it. */
+export const clientRecordSchema = z.strictObject({ id: clientId, name: nonEmptyText, secretHash: secretHash.optional(), redirectUris, scopes, grants });
+
+/** A client as `oauth.clients` lists it: a plain `secret` (hashed at start) or a `secretHash`, and defaults. */
+export const clientConfigSchema = z
+  .strictObject({
+    id: clientId,
+    name: nonEmptyText.optional(),
+    secretHash: secretHash.optional(),
+    secret: z.string().min(8, 'must be at least 8 characters').optional(),
+    redirectUris,
+    scopes: scopes.default([...DEFAULT_CLIENT_SCOPES]),
+    grants: grants.default([...DEFAULT_CLIENT_GRANTS]),
+  })
+  .refine((client) => client.secret === undefined || client.secretHash === undefined, {
+    message: 'give secret or secretHash, not both',
+    path: ['secret'],
+  });
+
+export type ClientConfig = z.output<typeof clientConfigSchema>;
+
+/**
+ * The record a store may save, or a ConfigurationError (`invalid_client_record`) naming the
+ * field. Stores call it in `saveClient`, so a bad record is refused before anything reads it.
+ */
+export function checkClientRecord(record: unknown): OAuthClientRecord {
+  return parseConfig(clientRecordSchema, record, 'invalid_client_record');
+}
+
+/** The stored record of a configured client, once its secret (if any) is hashed. */
+export function clientRecordOf(config: ClientConfig, hashed: string | undefined): OAuthClientRecord {
+  return {
+    id: config.id,
+    name: config.name ?? config.id,
+    ...(hashed === undefined ? {} : { secretHash: hashed }),
+    redirectUris: [...config.redirectUris],
+    scopes: [...config.scopes],
+    grants: [...config.grants],
+  };
+}

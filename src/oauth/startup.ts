@@ -1,0 +1,55 @@
+import type { Logger } from '../core/logger.js';
+import { clientRecordOf } from './client-record.js';
+import { hashClientSecret } from './client-secret.js';
+import { OAuthUnavailableError } from './errors.js';
+import { generateSigningKeyRing, keyRingOf, type KeyRing } from './keys.js';
+import type { ResolvedOAuthOptions } from './options.js';
+import type { OAuthClientRecord, OAuthStore } from './store/types.js';
+
+/**
+ * What the OAuth server does once, asynchronously, before it answers: generate a signing key when
+ * none is configured, hash plain client secrets, store the configured clients. `ready()` gives
+ * the first attempt's outcome; when it fails (a store that is down), each request tries again
+ * until one attempt succeeds, and is answered 503 meanwhile.
+ */
+export function startup(options: ResolvedOAuthOptions, store: OAuthStore, logger: Logger) {
+  let keyRing = options.signingKeys.length > 0 ? keyRingOf(options.signingKeys) : undefined;
+  let records: Promise<OAuthClientRecord[]> | undefined;
+  const start = async () => {
+    keyRing ??= await generateSigningKeyRing();
+    records ??= Promise.all(
+      options.clients.map(async (client) => clientRecordOf(client, client.secret === undefined ? client.secretHash : await hashClientSecret(client.secret))),
+    );
+    for (const record of await records) await store.saveClient(record);
+  };
+
+  let outage = false;
+  let lastFailed = false;
+  let latest: Promise<void>;
+  const attempt = (): Promise<void> => {
+    lastFailed = false;
+    latest = start().then(
+      () => {
+        if (outage) logger.info({}, 'the OAuth server started');
+        outage = false;
+      },
+      (error: unknown) => {
+        lastFailed = true;
+        if (!outage) logger.error({ err: error }, 'the OAuth server could not start; /oauth answers 503 and tries again with each request');
+        outage = true;
+        throw new OAuthUnavailableError(error);
+      },
+    );
+    return latest;
+  };
+  const first = attempt();
+  // Reported through ready() and answered as a 503; never an unhandled rejection.
+  first.catch(() => {});
+  return {
+    /** The first attempt, for `ready()`. */
+    first,
+    /** Resolves once started; after a failed attempt, makes the next one (shared by every caller waiting meanwhile). */
+    ensure: (): Promise<void> => (lastFailed ? attempt() : latest),
+    keyRing: (): KeyRing => keyRing!,
+  };
+}

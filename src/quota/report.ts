@@ -1,0 +1,45 @@
+/** What get_quota answers: the rule in force and every period's use, field names as on the wire. */
+import type { QuotaStoreError, QuotaStoreTimeoutError } from './errors.js';
+import { bucketOf, periodState } from './decision.js';
+import type { PeriodWindow, QuotaPeriod } from './periods.js';
+import type { ResolvedQuotaRule } from './rules.js';
+
+/** `data` of get_quota. */
+export interface QuotaReport {
+  api_path: string;
+  scope: ResolvedQuotaRule['scope'];
+  cost: number;
+  periods: {
+    period: QuotaPeriod;
+    limit: number;
+    used: number;
+    remaining: number;
+    unlimited: boolean;
+    /** ISO 8601 UTC. */
+    reset_at: string;
+  }[];
+}
+
+export type QuotaInspection =
+  | { outcome: 'ok'; report: QuotaReport; now: number; /** The envelope's `time`, ISO 8601 UTC. */ time: string }
+  | { outcome: 'store_unavailable'; apiPath: string; now: number; time: string; error: QuotaStoreError | QuotaStoreTimeoutError };
+
+/** The report of `rule` over `windows`, `used[i]` being what the store counted in `windows[i]`. */
+export function quotaReport(apiPath: string, rule: ResolvedQuotaRule, windows: readonly PeriodWindow[], used: readonly number[]): QuotaReport {
+  return {
+    api_path: apiPath,
+    scope: rule.scope,
+    cost: rule.cost,
+    periods: windows.map((window, i) => {
+      const state = periodState(bucketOf(window, rule), used[i] ?? 0);
+      return {
+        period: state.period,
+        limit: state.limit,
+        used: state.used,
+        remaining: state.remaining,
+        unlimited: state.unlimited,
+        reset_at: new Date(state.resetAt).toISOString(),
+      };
+    }),
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * Configuration mistakes fail at `courierPlatform()`, on every adapter, with a ConfigurationError
+ * (a TypeError, code `invalid_option`) whose message and `field` name what is wrong; nothing is
+ * left to fail later as a 500 on every /oauth route.
+ */
+import { execFileSync } from 'node:child_process';
+import { exportJWK, generateKeyPair } from 'jose';
+import { describe, expect, it } from 'vitest';
+import { courierPlatform as connectPlatform } from '../../adapters/connect.js';
+import { courierPlatform as expressPlatform } from '../../adapters/express.js';
+import { courierPlatform as koaPlatform } from '../../adapters/koa.js';
+import { ConfigurationError } from '../../src/core/errors.js';
+import { silentLogger } from '../../src/core/logger.js';
+import type { CourierPlatformOptions } from '../../src/options.js';
+import { createQuotaService, type QuotaServiceOptions } from '../../src/quota/index.js';
+import { CONFIDENTIAL } from '../support/oauth.js';
+
+const FACTORIES: [string, (options: CourierPlatformOptions) => unknown][] = [
+  ['express', (options) => expressPlatform(options)],
+  ['koa', (options) => koaPlatform(options)],
+  ['connect', (options) => connectPlatform(options)],
+];
+
+/** A hash from hashClientSecret() as a shell leaves it in double quotes: `$1...` and `$salt` expanded. */
+const SHELL_MANGLED_HASH = execFileSync('sh', ['-c', `printf %s "scrypt$16384$8$1$${'A'.repeat(22)}$${'B'.repeat(43)}"`], { env: {} }).toString();
+
+function configurationErrorOf(build: () => unknown): ConfigurationError {
+  try {
+    build();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect(error).toBeInstanceOf(TypeError);
+    return error as ConfigurationError;
+  }
+  throw new Error('expected a ConfigurationError, got none');
+}
+
+const client = (change: Record<string, unknown>) => ({ id: CONFIDENTIAL.id, redirectUris: [CONFIDENTIAL.redirectUri], ...change });
+
+describe.each(FACTORIES)('courierPlatform() on %s refuses a bad configuration at once', (_, factory) => {
+  const build = (options: CourierPlatformOptions) => () => factory({ logger: silentLogger, courier: false, ...options });
+
+  it.each<[string, () => Promise<CourierPlatformOptions>, string, RegExp]>([
+    ['a secret hash mangled by the shell', async () => ({ oauth: { clients: [client({ secretHash: SHELL_MANGLED_HASH })] } }), 'oauth.clients[0].secretHash', /single quotes/],
+    ['a secret hash with a truncated hash part', async () => ({ oauth: { clients: [client({ secretHash: 'scrypt$16384$8$1$c2FsdA$aGFzaA' })] } }), 'oauth.clients[0].secretHash', /32 bytes/],
+    ['a signing key that is not a PEM', async () => ({ oauth: { signingKeys: ['-----BEGIN PRIVATE KEY-----\nnot base64\n-----END PRIVATE KEY-----'] } }), 'oauth.signingKeys[0]', /not a usable private key/],
+    [
+      'a public JWK as signing key',
+      async () => ({ oauth: { signingKeys: [await exportJWK((await generateKeyPair('ES256', { extractable: true })).publicKey)] } }),
+      'oauth.signingKeys[0]',
+      /no "d"/,
+    ],
+    ['a publicUrl without a scheme', async () => ({ oauth: { publicUrl: 'auth.example.com' } }), 'oauth.publicUrl', /absolute http\(s\) URL/],
+    ['a relative redirect URI', async () => ({ oauth: { clients: [client({ redirectUris: ['/callback'] })] } }), 'oauth.clients[0].redirectUris[0]', /absolute http\(s\) URL/],
+    ['two clients with one id', async () => ({ oauth: { clients: [client({}), client({})] } }), 'oauth.clients[1].id', /clients\[0\]/],
+    ['an upstream URL that is not http(s)', async () => ({ courier: { upstreamUrl: 'ftp://courier.example' } }), 'courier.upstreamUrl', /http\(s\)/],
+    ['a quota rule without its clientId', async () => ({ quota: { rules: [{ scope: 'client', apiPath: '/openapi/v1/orders' }] } }), 'quota.rules[0].clientId', /needs a clientId/],
+    ['a quota rule no call can pass', async () => ({ quota: { rules: [{ scope: 'global', apiPath: '/openapi/v1/orders', cost: 5, minute: 3 }] } }), 'quota.rules[0]', /cost 5 exceeds the minute limit 3/],
+    ['an unknown time zone', async () => ({ quota: { timeZone: 'Mars/Olympus_Mons' } }), 'quota.timeZone', /IANA time zone/],
+    ['a misspelt option', async () => ({ oauth: { publicURL: 'https://auth.example.com' } }) as CourierPlatformOptions, 'oauth.publicURL', /is not an option/],
+    ['quota without a way to identify the caller', async () => ({ oauth: false, quota: {} }), 'quota.verifyToken', /OAuth server is off/],
+    ['a part mounted inside the courier proxy', async () => ({ courier: {}, quota: { basePath: '/courier/openapi' } }), 'quota.basePath', /within courier\.basePath/],
+  ])('%s, naming %s', async (_, options, field, message) => {
+    const error = configurationErrorOf(build(await options()));
+    expect(error.code).toBe('invalid_option');
+    expect(error.field).toBe(field);
+    expect(error.message).toContain(`${field}: `);
+    expect(error.message).toMatch(message);
+  });
+
+  it('lists every bad field in one message', () => {
+    const error = configurationErrorOf(build({ courier: { timeoutMs: -1, retries: 1.5 }, bodyLimit: 0 }));
+    expect(error.issues.map((issue) => issue.field).sort()).toEqual(['bodyLimit', 'courier.retries', 'courier.timeoutMs']);
+  });
+});
+
+describe('quota options: one check, one message, whichever way they come in', () => {
+  it.each<[string, QuotaServiceOptions]>([
+    ['a bad rule', { rules: [{ scope: 'global', clientId: 'a', apiPath: '/x' }] }],
+    ['a duplicate rule', { rules: [{ scope: 'global', apiPath: '/x' }, { scope: 'global', apiPath: '/x/' }] }],
+    ['a bad default', { defaults: { minute: -1 } }],
+    ['an unknown option', { storeTimeout: 5 } as QuotaServiceOptions],
+    ['a zero timeout', { storeTimeoutMs: 0 }],
+  ])('%s: createQuotaService and courierPlatform say the same', (_, quota) => {
+    const standalone = configurationErrorOf(() => createQuotaService(quota));
+    const mounted = configurationErrorOf(() => expressPlatform({ logger: silentLogger, courier: false, oauth: false, quota: { ...quota, verifyToken: () => undefined } }));
+    expect(mounted.message).toBe(standalone.message);
+    expect(mounted.field).toBe(standalone.field);
+  });
+});

@@ -19,7 +19,7 @@ export interface ExampleConfig {
   courierAppSecret: string;
   store: 'memory' | 'redis' | 'postgres';
   redisUrl: string;
-  /** REDIS_CLUSTER_NODES: the seed nodes (`host:port`) of a Redis Cluster, used instead of REDIS_URL. */
+  /** REDIS_CLUSTER_NODES: the startup nodes (`host:port`) of a Redis Cluster, used instead of REDIS_URL. */
   redisClusterNodes: string[] | undefined;
   databaseUrl: string;
   /** A private JWK or PEM, or undefined for a generated key. */

@@ -24,7 +24,7 @@ async function scanNode(node: Redis, pattern: string): Promise<string[]> {
 }
 
 describe('REDIS_CLUSTER_NODES', () => {
-  it('lists the seed nodes of the cluster, and is absent by default', () => {
+  it('lists the startup nodes of the cluster, and is absent by default', () => {
     expect(readConfig({ STORE: 'redis', REDIS_CLUSTER_NODES: '10.0.0.1:7000, redis-b:7001,[::1]:7002' }).redisClusterNodes).toEqual([
       '10.0.0.1:7000',
       'redis-b:7001',

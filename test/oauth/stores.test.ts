@@ -100,7 +100,7 @@ describe('memory OAuthStore', () => {
   });
 
   it('refuses a malformed client in its options when it is created, naming the field', () => {
-    const client = { id: 'seeded', name: 'Seeded', redirectUris: ['not a url'], scopes: ['openid'], grants: ['authorization_code' as const] };
+    const client = { id: 'preloaded-bad', name: 'Preloaded', redirectUris: ['not a url'], scopes: ['openid'], grants: ['authorization_code' as const] };
     expect(() => createMemoryOAuthStore({ clients: [client] })).toThrow(/redirectUris\[0\]: must be an absolute http\(s\) URL/);
   });
 

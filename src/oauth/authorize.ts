@@ -6,7 +6,7 @@ import { issueAuthorizationCode, type AuthorizationRequest } from './engine.js';
 import { OAuthProtocolError } from './errors.js';
 import type { OAuthUser } from './options.js';
 import { consentPage, errorPage } from './pages.js';
-import { redirectError } from './redirect.js';
+import { afterPost, redirectError } from './redirect.js';
 import { seal, unseal } from './signed-payload.js';
 import type { OAuthClientRecord } from './store/types.js';
 
@@ -97,6 +97,11 @@ interface Transaction extends AuthorizationRequest {
 
 /** GET and POST /oauth/authorize (OIDC Core 3.1.2.1). */
 export async function handleAuthorize(request: PlatformRequest, context: OAuthContext): Promise<PlatformResponse> {
+  const response = await authorize(request, context);
+  return request.method === 'POST' ? afterPost(response) : response;
+}
+
+async function authorize(request: PlatformRequest, context: OAuthContext): Promise<PlatformResponse> {
   await context.ready;
   const { params: p, repeated } = await readParams(request, context);
   // RFC 6749 3.1: a repeated parameter makes the request ambiguous; refuse it before trusting any of it.
@@ -174,6 +179,10 @@ function renderConsent(context: OAuthContext, issuer: string, client: OAuthClien
 
 /** POST /oauth/consent: the Approve / Deny form. */
 export async function handleConsent(request: PlatformRequest, context: OAuthContext): Promise<PlatformResponse> {
+  return afterPost(await decideConsent(request, context));
+}
+
+async function decideConsent(request: PlatformRequest, context: OAuthContext): Promise<PlatformResponse> {
   await context.ready;
   const form = ((await readBody(request, { limit: context.bodyLimit, accept: ['form'] })) ?? {}) as Params;
   const transaction = unseal<Transaction>(context.secret(), 'consent', form.transaction, nowSeconds(context));

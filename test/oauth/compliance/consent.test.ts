@@ -107,6 +107,31 @@ describe.each(ADAPTER_NAMES)('consent on %s', (adapter) => {
     });
   });
 
+  describe('one decision per consent page (RFC 6749 10.12)', () => {
+    it('RFC 6749 10.12: an Approve form posted three times issues one code; the replays get an error page', async () => {
+      const host = await startHost(adapter);
+      const page = await host.authorize({}, ALICE);
+      expect(callbackOf(await host.decide(page, 'approve')).get('code')).toBeTruthy();
+      expectErrorPage(await host.decide(page, 'approve'));
+      expectErrorPage(await host.decide(page, 'approve'));
+    });
+
+    it('RFC 6749 10.12: after Deny, the same transaction posted with Approve issues no code', async () => {
+      const host = await startHost(adapter);
+      const page = await host.authorize({}, ALICE);
+      expect(callbackOf(await host.decide(page, 'deny')).get('error')).toBe('access_denied');
+      expectErrorPage(await host.decide(page, 'approve'));
+      expect((await host.authorize({}, ALICE)).status, 'nothing was remembered').toBe(200);
+    });
+
+    it('RFC 6749 10.12: a transaction refused for another user stays usable by its own user', async () => {
+      const host = await startHost(adapter);
+      const page = await host.authorize({}, ALICE);
+      expectErrorPage(await host.decide(page, 'approve', BOB), 403);
+      expect(callbackOf(await host.decide(page, 'approve')).get('code')).toBeTruthy();
+    });
+  });
+
   describe('redirects after the form (RFC 9700 4.12)', () => {
     it('RFC 9700 4.12: Approve and Deny answer with 303 See Other, so the browser does not re-post the form', async () => {
       const host = await startHost(adapter);

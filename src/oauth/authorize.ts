@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readBody } from '../core/body.js';
 import type { PlatformRequest, PlatformResponse } from '../core/http.js';
 import { SCOPE_DESCRIPTIONS, SUPPORTED_SCOPES } from './claims.js';
@@ -6,7 +7,7 @@ import { issueAuthorizationCode, type AuthorizationRequest } from './engine.js';
 import { OAuthProtocolError } from './errors.js';
 import type { OAuthUser } from './options.js';
 import { consentPage, errorPage } from './pages.js';
-import { redirectError } from './redirect.js';
+import { afterPost, redirectError } from './redirect.js';
 import { seal, unseal } from './signed-payload.js';
 import type { OAuthClientRecord } from './store/types.js';
 
@@ -93,10 +94,17 @@ function loginRedirect(context: OAuthContext, issuer: string, params: Params, pr
 interface Transaction extends AuthorizationRequest {
   sub: string;
   authTime: number;
+  /** Marks the transaction used in the store: one decision per consent page (RFC 6749 10.12). */
+  id: string;
 }
 
 /** GET and POST /oauth/authorize (OIDC Core 3.1.2.1). */
 export async function handleAuthorize(request: PlatformRequest, context: OAuthContext): Promise<PlatformResponse> {
+  const response = await authorize(request, context);
+  return request.method === 'POST' ? afterPost(response) : response;
+}
+
+async function authorize(request: PlatformRequest, context: OAuthContext): Promise<PlatformResponse> {
   await context.ready;
   const { params: p, repeated } = await readParams(request, context);
   // RFC 6749 3.1: a repeated parameter makes the request ambiguous; refuse it before trusting any of it.
@@ -149,7 +157,7 @@ export async function handleAuthorize(request: PlatformRequest, context: OAuthCo
     const covered = remembered !== undefined && scope.every((s) => remembered.includes(s));
     if (prompt.has('consent') || !covered) {
       if (prompt.has('none')) throw new OAuthProtocolError('consent_required', 'the user has not approved this application yet');
-      return renderConsent(context, issuer, client, user, { ...authorization, sub: user.sub, authTime });
+      return renderConsent(context, issuer, client, user, { ...authorization, sub: user.sub, authTime, id: randomBytes(16).toString('base64url') });
     }
     return await issueAuthorizationCode(context, issuer, client, user, authorization, authTime);
   } catch (error) {
@@ -174,10 +182,14 @@ function renderConsent(context: OAuthContext, issuer: string, client: OAuthClien
 
 /** POST /oauth/consent: the Approve / Deny form. */
 export async function handleConsent(request: PlatformRequest, context: OAuthContext): Promise<PlatformResponse> {
+  return afterPost(await decideConsent(request, context));
+}
+
+async function decideConsent(request: PlatformRequest, context: OAuthContext): Promise<PlatformResponse> {
   await context.ready;
   const form = ((await readBody(request, { limit: context.bodyLimit, accept: ['form'] })) ?? {}) as Params;
-  const transaction = unseal<Transaction>(context.secret(), 'consent', form.transaction, nowSeconds(context));
-  if (!transaction) return errorPage(400, 'invalid_request', 'This approval form has expired or was altered. Start the sign-in again.');
+  const transaction = unseal<Transaction & { _e: number }>(context.secret(), 'consent', form.transaction, nowSeconds(context));
+  if (typeof transaction?.id !== 'string') return errorPage(400, 'invalid_request', 'This approval form has expired or was altered. Start the sign-in again.');
   const user = await context.authenticate(request);
   if (!user || user.sub !== transaction.sub) {
     return errorPage(403, 'access_denied', 'You are no longer signed in as the user this approval was for. Start the sign-in again.');
@@ -186,12 +198,16 @@ export async function handleConsent(request: PlatformRequest, context: OAuthCont
   if (!client || !client.redirectUris.includes(transaction.redirectUri)) {
     return errorPage(400, 'invalid_client', 'The application is no longer registered.');
   }
+  // Whatever the decision, the form counts once: a replayed Approve, or an Approve after Deny, is refused.
+  if (!(await context.store.useOnce(`consent:${transaction.id}`, transaction._e * 1000))) {
+    return errorPage(400, 'invalid_request', 'This approval form was already used. Start the sign-in again.');
+  }
   const issuer = issuerFor(context, request);
   if (form.decision !== 'approve') {
     return redirectError(transaction.redirectUri, issuer, transaction.state, new OAuthProtocolError('access_denied', 'the user denied the request'));
   }
   const remembered = (await context.store.getConsent(user.sub, client.id)) ?? [];
   await context.store.saveConsent(user.sub, client.id, [...new Set([...remembered, ...transaction.scope])]);
-  const { sub: _sub, authTime, ...authorization } = transaction;
+  const { sub: _sub, authTime, id: _id, _e, ...authorization } = transaction;
   return issueAuthorizationCode(context, issuer, client, user, authorization, authTime);
 }

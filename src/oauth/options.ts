@@ -89,6 +89,7 @@ const STORE_METHODS = [
   'revokeUserGrants',
   'getConsent',
   'saveConsent',
+  'useOnce',
 ] as const satisfies readonly (keyof OAuthStore)[];
 
 /** Refuses two items with the same key, naming the second and pointing at the first. */

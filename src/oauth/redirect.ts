@@ -12,3 +12,11 @@ export function redirectTo(uri: string, params: Record<string, string | undefine
 export function redirectError(redirectUri: string, issuer: string, state: string | undefined, error: OAuthProtocolError): PlatformResponse {
   return redirectTo(redirectUri, { error: error.error, error_description: safeDescription(error.description), state, iss: issuer });
 }
+
+/**
+ * RFC 9700 4.12: a redirect answering a POST is a 303, so the browser follows it with a GET and
+ * never re-sends the form (and what it carries) to the client.
+ */
+export function afterPost(response: PlatformResponse): PlatformResponse {
+  return response.status === 302 ? { ...response, status: 303 } : response;
+}

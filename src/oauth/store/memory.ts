@@ -100,6 +100,8 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
 
   const clients = new Map<string, string>();
   const consents = new Map<string, string>();
+  /** One-time ids and their expiry, in insertion order (so, nearly in expiry order). */
+  const used = new Map<string, number>();
   const grants = new Map<string, Grant>();
   /** The grant ids of each (sub, clientId) pair. */
   const byPair = new Map<string, Set<string>>();
@@ -284,6 +286,20 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
 
     async saveConsent(sub, clientId, scopes) {
       consents.set(consentKey(sub, clientId), JSON.stringify(scopes));
+    },
+
+    async useOnce(id, expiresAt) {
+      const at = now();
+      // Forget the oldest expired ids first, so the map holds about one deadline's worth.
+      for (const [oldId, until] of used) {
+        if (until > at) break;
+        used.delete(oldId);
+      }
+      const until = used.get(id);
+      if (until !== undefined && until > at) return false;
+      used.delete(id);
+      used.set(id, expiresAt);
+      return true;
     },
   };
   return store;

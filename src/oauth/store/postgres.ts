@@ -240,6 +240,11 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
     async saveConsent(sub, clientId, scopes) {
       await query(sql.saveConsent, [sub, clientId, scopes]);
     },
+
+    async useOnce(id, expiresAt) {
+      const { rows } = await query<{ used: boolean }>(sql.useOnce, [id, new Date(expiresAt), new Date(now())]);
+      return rows.length === 1;
+    },
   };
 }
 
@@ -286,7 +291,12 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_consents (
   client_id text NOT NULL,
   scopes text[] NOT NULL,
   PRIMARY KEY (sub, client_id)
-);`,
+);
+CREATE TABLE IF NOT EXISTS ${s}.oauth_used_once (
+  id text PRIMARY KEY,
+  expires_at timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS oauth_used_once_expires_at_idx ON ${s}.oauth_used_once (expires_at);`,
 
     getClient: `SELECT record FROM ${s}.oauth_clients WHERE id = $1`,
     saveClient: `INSERT INTO ${s}.oauth_clients (id, record) VALUES ($1, $2::json)
@@ -349,7 +359,13 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_consents (
     saveConsent: `INSERT INTO ${s}.oauth_consents (sub, client_id, scopes) VALUES ($1, $2, $3::text[])
       ON CONFLICT (sub, client_id) DO UPDATE SET scopes = EXCLUDED.scopes`,
 
-    deleteExpired: `WITH gone AS (DELETE FROM ${grants} WHERE expires_at <= $1 RETURNING 1)
+    /** $1 id, $2 its expiry, $3 now: a row comes back only for the first use (an expired one counts as unused). */
+    useOnce: `INSERT INTO ${s}.oauth_used_once AS u (id, expires_at) VALUES ($1, $2)
+      ON CONFLICT (id) DO UPDATE SET expires_at = EXCLUDED.expires_at WHERE u.expires_at <= $3
+      RETURNING true AS used`,
+
+    deleteExpired: `WITH gone AS (DELETE FROM ${grants} WHERE expires_at <= $1 RETURNING 1),
+        used AS (DELETE FROM ${s}.oauth_used_once WHERE expires_at <= $1)
       SELECT count(*)::int AS deleted FROM gone`,
   };
 }

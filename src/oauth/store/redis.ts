@@ -7,6 +7,7 @@
  *   p grants:s:c    zset  the grant ids of a (sub, client) pair           no expiry (pruned, see index)
  *   p client:id     string the client record (JSON)                       no expiry
  *   p consent:s:c   string the approved scopes (JSON array)               no expiry
+ *   p once:id       string a used one-time id's expiry (consent transaction) PX to its expiry
  *   p limits:n:k    string a brute-force count, n client-auth or login (rate-limiter-flexible) EX the window
  *
  * The grant record's fields, bounded whatever the number of refreshes:
@@ -138,6 +139,17 @@ end
 return 1
 `);
 
+/**
+ * Marks a one-time id used: KEYS[1]; ARGV expiresAt, now (injected clock, ms), ttl. Answers 1 for
+ * the first use, 0 while an earlier use has not expired.
+ */
+const USE_ONCE = script(`
+local expires = tonumber(redis.call('GET', KEYS[1]))
+if expires and expires > tonumber(ARGV[2]) then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+return 1
+`);
+
 /** The grant ids of a pair: KEYS[1] index. */
 const INDEX_MEMBERS = script(`return redis.call('ZRANGE', KEYS[1], 0, -1)`);
 
@@ -164,6 +176,7 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
     grants: (sub: string, clientId: string) => `${prefix}grants:${pair(sub, clientId)}`,
     client: (id: string) => `${prefix}client:${encodeURIComponent(id)}`,
     consent: (sub: string, clientId: string) => `${prefix}consent:${pair(sub, clientId)}`,
+    once: (id: string) => `${prefix}once:${encodeURIComponent(id)}`,
   };
 
   /**
@@ -302,6 +315,11 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
 
     async saveConsent(sub, clientId, scopes) {
       await client.set(keys.consent(sub, clientId), JSON.stringify(scopes));
+    },
+
+    async useOnce(id, expiresAt) {
+      const at = now();
+      return (await run(USE_ONCE, [keys.once(id)], [expiresAt, at, Math.max(1, Math.ceil(expiresAt - at))])) === 1;
     },
   };
 }

@@ -159,4 +159,11 @@ export interface OAuthStore {
   getConsent(sub: string, clientId: string): Promise<string[] | undefined>;
   /** Remembers approved scopes (replaces the previous set). */
   saveConsent(sub: string, clientId: string, scopes: string[]): Promise<void>;
+
+  /**
+   * Records that a one-time value (a consent transaction) was used, until `expiresAt`
+   * (milliseconds since the epoch). Atomic: of any number of concurrent callers with the same id
+   * exactly one gets `true`; every later call before `expiresAt` gets `false`.
+   */
+  useOnce(id: string, expiresAt: number): Promise<boolean>;
 }

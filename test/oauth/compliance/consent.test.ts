@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   ADAPTER_NAMES,
+  authorizeQuery,
   callbackOf,
   closeHosts,
   errorDescriptionsSeen,
@@ -103,6 +104,54 @@ describe.each(ADAPTER_NAMES)('consent on %s', (adapter) => {
       expect(callback.get('iss')).toBe(host.issuer);
       expect(callback.get('code')).toBeNull();
       expect((await host.authorize({}, ALICE)).status).toBe(200);
+    });
+  });
+
+  describe('one decision per consent page (RFC 6749 10.12)', () => {
+    it('RFC 6749 10.12: an Approve form posted three times issues one code; the replays get an error page', async () => {
+      const host = await startHost(adapter);
+      const page = await host.authorize({}, ALICE);
+      expect(callbackOf(await host.decide(page, 'approve')).get('code')).toBeTruthy();
+      expectErrorPage(await host.decide(page, 'approve'));
+      expectErrorPage(await host.decide(page, 'approve'));
+    });
+
+    it('RFC 6749 10.12: after Deny, the same transaction posted with Approve issues no code', async () => {
+      const host = await startHost(adapter);
+      const page = await host.authorize({}, ALICE);
+      expect(callbackOf(await host.decide(page, 'deny')).get('error')).toBe('access_denied');
+      expectErrorPage(await host.decide(page, 'approve'));
+      expect((await host.authorize({}, ALICE)).status, 'nothing was remembered').toBe(200);
+    });
+
+    it('RFC 6749 10.12: a transaction refused for another user stays usable by its own user', async () => {
+      const host = await startHost(adapter);
+      const page = await host.authorize({}, ALICE);
+      expectErrorPage(await host.decide(page, 'approve', BOB), 403);
+      expect(callbackOf(await host.decide(page, 'approve')).get('code')).toBeTruthy();
+    });
+  });
+
+  describe('redirects after the form (RFC 9700 4.12)', () => {
+    it('RFC 9700 4.12: Approve and Deny answer with 303 See Other, so the browser does not re-post the form', async () => {
+      const host = await startHost(adapter);
+      const approved = await host.decide(await host.authorize({}, ALICE), 'approve');
+      expect(approved.status).toBe(303);
+      expect(callbackOf(approved).get('code')).toBeTruthy();
+      const denied = await host.decide(await host.authorize({ prompt: 'consent' }, ALICE), 'deny');
+      expect(denied.status).toBe(303);
+      expect(callbackOf(denied).get('error')).toBe('access_denied');
+    });
+
+    it('RFC 9700 4.12: an authorization request sent as a POST form is answered with 303, a GET with 302', async () => {
+      const host = await startHost(adapter);
+      await host.code({ scope: 'openid' });
+      const viaPost = await host.postForm('/oauth/authorize', authorizeQuery({ scope: 'openid' }), {}, ALICE);
+      expect(viaPost.status).toBe(303);
+      expect(callbackOf(viaPost).get('code')).toBeTruthy();
+      const viaGet = await host.authorize({ scope: 'openid' }, ALICE);
+      expect(viaGet.status).toBe(302);
+      expect(callbackOf(viaGet).get('code')).toBeTruthy();
     });
   });
 

@@ -153,9 +153,10 @@ export function authorizeQuery(overrides: AuthorizeParams = {}): string {
   return query.toString();
 }
 
-/** The redirect of a 302 as a URL; fails the test when there is none. */
+/** The redirect as a URL: a 302 answering a GET, a 303 answering a POST (RFC 9700 4.12); fails the test otherwise. */
 export function redirectOf(res: Response): URL {
-  expect(res.status, `expected a redirect, got ${res.status}: ${res.text?.slice(0, 200)}`).toBe(302);
+  const expected = res.request?.method === 'POST' ? 303 : 302;
+  expect(res.status, `expected a redirect, got ${res.status}: ${res.text?.slice(0, 200)}`).toBe(expected);
   return new URL(res.headers.location as string, 'http://relative.invalid');
 }
 

@@ -170,7 +170,7 @@ async function authorizeInBrowser(config: oidc.Configuration, client: Registered
       body: new URLSearchParams({ transaction: decodeHtml(transaction!), decision: 'approve' }),
     });
   }
-  expect(response.status, `expected a redirect to the client, got ${response.status}`).toBe(302);
+  expect(response.status, `expected a redirect to the client, got ${response.status}`).toBe(consentShown ? 303 : 302);
   const callbackUrl = new URL(response.headers.get('location')!);
   expect(`${callbackUrl.origin}${callbackUrl.pathname}`).toBe(client.redirectUri);
   expect(callbackUrl.searchParams.get('code')).toBeTruthy();

@@ -106,7 +106,8 @@ const oauthSchema = z.strictObject({
         secret: z.string().min(8, 'must be at least 8 characters').optional(),
         redirectUris: z.array(z.url()).min(1),
         scopes: z.array(text).optional(),
-        grants: z.array(z.literal(['authorization_code', 'refresh_token'])).optional(),
+        grants: z.array(z.literal(['authorization_code', 'refresh_token', 'client_credentials'])).optional(),
+        introspect: z.boolean().optional(),
       }).refine((c) => !(c.secret && c.secretHash), 'give secret or secretHash, not both'),
     )
     .optional(),

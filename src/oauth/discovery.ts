@@ -17,7 +17,7 @@ export async function handleDiscovery(request: PlatformRequest, context: OAuthCo
       jwks_uri: `${issuer}/jwks`,
       response_types_supported: ['code'],
       response_modes_supported: ['query'],
-      grant_types_supported: ['authorization_code', 'refresh_token'],
+      grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: algs.includes('RS256') ? algs : ['RS256', ...algs],
       scopes_supported: [...SUPPORTED_SCOPES],

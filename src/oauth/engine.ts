@@ -233,7 +233,7 @@ export function tokenModel(context: OAuthContext, client: OAuthClientRecord, iss
           lifetimeSeconds: context.lifetimes.idToken,
         });
       }
-      const access = { ref: parseToken(token.accessToken)!, scope, expiresAt: accessExpiresAt };
+      const access = { ref: parseToken(token.accessToken)!, scope, expiresAt: accessExpiresAt, issuedAt: Math.floor(now / 1000) };
       const refresh = refreshValue ? { ref: parseToken(refreshValue)!, expiresAt: refreshExpiresAt } : undefined;
       if (current.presented) {
         const outcome = await store.rotateRefreshToken(current.presented, { access, refresh: refresh! });

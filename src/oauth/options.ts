@@ -23,8 +23,10 @@ export interface OAuthClientConfig {
   redirectUris: string[];
   /** Allowed scopes. Default: openid profile email offline_access. */
   scopes?: string[];
-  /** Default: authorization_code and refresh_token. */
+  /** Default: authorization_code and refresh_token. `client_credentials` (opt-in) needs a secret. */
   grants?: GrantType[];
+  /** May introspect any token at `/oauth/introspect` (RFC 7662), not only its own. Default false. */
+  introspect?: boolean;
 }
 
 export interface OAuthLifetimes {

@@ -39,13 +39,19 @@ async function clientRecord(config: OAuthClientConfig): Promise<OAuthClientRecor
   const scopes = config.scopes ?? DEFAULT_SCOPES;
   const unknown = scopes.filter((s) => !(SUPPORTED_SCOPES as readonly string[]).includes(s));
   if (unknown.length > 0) throw new TypeError(`oauth.clients[${config.id}].scopes has unsupported scopes: ${unknown.join(' ')}`);
+  const grants = config.grants ?? ['authorization_code', 'refresh_token'];
+  // RFC 6749 4.4: only a client that can authenticate may act on its own behalf.
+  if (grants.includes('client_credentials') && secretHash === undefined) {
+    throw new TypeError(`oauth.clients[${config.id}].grants has client_credentials, which needs a secret or secretHash`);
+  }
   return {
     id: config.id,
     name: config.name ?? config.id,
     ...(secretHash === undefined ? {} : { secretHash }),
     redirectUris: [...config.redirectUris],
     scopes: [...scopes],
-    grants: [...(config.grants ?? ['authorization_code', 'refresh_token'])],
+    grants: [...grants],
+    ...(config.introspect ? { introspect: true } : {}),
   };
 }
 
@@ -60,12 +66,14 @@ function normalizeUser(value: unknown): OAuthUser | undefined {
 
 interface TokenIdentity {
   clientId: string;
-  sub: string;
+  /** Absent for a client's own token (client_credentials). */
+  sub?: string;
   scope: string[];
 }
 
 function identityOf(record: AccessTokenRecord | undefined): TokenIdentity | undefined {
-  return record && { clientId: record.clientId, sub: record.user.sub, scope: record.scope };
+  if (!record) return undefined;
+  return record.user ? { clientId: record.clientId, sub: record.user.sub, scope: record.scope } : { clientId: record.clientId, scope: record.scope };
 }
 
 /** Resolves the OAuth options into the shared context and its routes. */

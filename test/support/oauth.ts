@@ -25,6 +25,8 @@ export const USERS: Record<string, OAuthUser> = {
 export const CONFIDENTIAL = { id: 'rp-client', name: 'Relying Party', secret: 'rp-secret-1234', redirectUri: 'http://127.0.0.1:9/callback' };
 export const OTHER = { id: 'other-client', name: 'Other App', secret: 'other-secret-1234', redirectUri: 'http://127.0.0.1:9/other' };
 export const PUBLIC = { id: 'spa-client', name: 'Single Page App', redirectUri: 'http://127.0.0.1:9/spa' };
+/** A confidential client that may also act on its own behalf (client_credentials) and introspect any token. */
+export const SERVICE = { id: 'service-client', name: 'Back Office', secret: 'service-secret-1234', redirectUri: 'http://127.0.0.1:9/service' };
 /** A secret with characters that RFC 6749 2.3.1 form-encoding changes (openid-client encodes them). */
 export const ENCODED = { id: 'enc:odd/client', name: 'Odd Client', secret: 'p@ss w:rd/+%&=', redirectUri: 'http://127.0.0.1:9/enc' };
 
@@ -42,6 +44,15 @@ export function oauthTestOptions(overrides: Partial<OAuthOptions> = {}): OAuthOp
       { id: OTHER.id, name: OTHER.name, secret: OTHER.secret, redirectUris: [OTHER.redirectUri] },
       { id: PUBLIC.id, name: PUBLIC.name, redirectUris: [PUBLIC.redirectUri] },
       { id: ENCODED.id, name: ENCODED.name, secret: ENCODED.secret, redirectUris: [ENCODED.redirectUri] },
+      {
+        id: SERVICE.id,
+        name: SERVICE.name,
+        secret: SERVICE.secret,
+        redirectUris: [SERVICE.redirectUri],
+        scopes: ['openid', 'profile', 'email', 'offline_access'],
+        grants: ['authorization_code', 'refresh_token', 'client_credentials'],
+        introspect: true,
+      },
     ],
     ...overrides,
   };

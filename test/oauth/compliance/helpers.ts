@@ -11,7 +11,7 @@ import type { CourierPlatformOptions } from '../../../src/options.js';
 import type { OAuthOptions } from '../../../src/oauth/options.js';
 import { CONFIDENTIAL, cheapClients, listen, oauthHost, oauthTestOptions, sharedSigningKey, type AdapterName } from '../../support/oauth.js';
 
-export { CONFIDENTIAL, ENCODED, OTHER, PUBLIC, USERS, ADAPTER_NAMES, rsaSigningKey } from '../../support/oauth.js';
+export { CONFIDENTIAL, ENCODED, OTHER, PUBLIC, SERVICE, USERS, ADAPTER_NAMES, rsaSigningKey } from '../../support/oauth.js';
 export type { AdapterName };
 
 // ---------------------------------------------------------------------------------------------

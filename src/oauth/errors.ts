@@ -1,6 +1,7 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
 import { jsonResponse, type PlatformResponse } from '../core/http.js';
-import type { PlatformError } from '../core/errors.js';
+import { PlatformError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
 
 /** RFC 6749 5.2: error_description is limited to %x20-21 / %x23-5B / %x5D-7E. */
 export function safeDescription(text: string): string {
@@ -42,4 +43,16 @@ export function oauthErrorResponse(error: OAuthProtocolError): PlatformResponse 
 export function formatPlatformErrorAsOAuth(error: PlatformError): PlatformResponse {
   const code = error.status === 401 ? 'invalid_client' : error.status >= 500 ? 'server_error' : 'invalid_request';
   return oauthErrorResponse(new OAuthProtocolError(code, error.message, error.status, error.headers));
+}
+
+/**
+ * How the token, revocation and introspection endpoints answer a failure: body errors (413, 415)
+ * go on to the route, which formats them the same way; anything unexpected is logged.
+ */
+export function endpointErrorResponse(error: unknown, logger: Logger, endpoint: string): PlatformResponse {
+  if (error instanceof PlatformError) throw error;
+  if (!(error instanceof OAuthProtocolError) && !(error instanceof OAuth2Server.OAuthError)) {
+    logger.error({ err: error }, `${endpoint} endpoint failed`);
+  }
+  return oauthErrorResponse(fromEngineError(error));
 }

@@ -17,6 +17,8 @@ import { errorPage } from './pages.js';
 import { createMemoryOAuthStore } from './store/memory.js';
 import type { AccessTokenRecord, OAuthClientRecord } from './store/types.js';
 import { createFailureThrottle } from './throttle.js';
+import { handleIntrospect } from './introspection.js';
+import { handleRevoke } from './revocation.js';
 import { handleToken } from './token-endpoint.js';
 import { parseToken } from './token-format.js';
 import { handleUserinfo } from './userinfo.js';
@@ -144,6 +146,8 @@ export function createOAuth(options: OAuthOptions, shared: OAuthShared): OAuthSe
     route('POST', '/authorize', handleAuthorize, html),
     route('POST', '/consent', handleConsent, html),
     route('POST', '/token', handleToken),
+    route('POST', '/revoke', handleRevoke),
+    route('POST', '/introspect', handleIntrospect),
     route('GET', '/userinfo', handleUserinfo),
     route('POST', '/userinfo', handleUserinfo),
     route('GET', '/jwks', handleJwks),

@@ -1,11 +1,10 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
-import { PlatformError } from '../core/errors.js';
 import { jsonResponse, type PlatformRequest, type PlatformResponse } from '../core/http.js';
 import { authenticateClient, invalidClient } from './client-auth.js';
 import { issueClientCredentials } from './client-credentials.js';
 import { issuerFor, type OAuthContext } from './context.js';
 import { tokenModel, withModel } from './engine.js';
-import { fromEngineError, OAuthProtocolError, oauthErrorResponse } from './errors.js';
+import { endpointErrorResponse, OAuthProtocolError } from './errors.js';
 import { readForm } from './form.js';
 import type { OAuthClientRecord } from './store/types.js';
 
@@ -53,11 +52,6 @@ export async function handleToken(request: PlatformRequest, context: OAuthContex
     );
     return jsonResponse(200, engineResponse.body, { 'cache-control': 'no-store', pragma: 'no-cache' });
   } catch (error) {
-    // Body errors (413, 415) are formatted by the route, in the same RFC 6749 shape.
-    if (error instanceof PlatformError) throw error;
-    if (!(error instanceof OAuthProtocolError) && !(error instanceof OAuth2Server.OAuthError)) {
-      context.logger.error({ err: error }, 'token endpoint failed');
-    }
-    return oauthErrorResponse(fromEngineError(error));
+    return endpointErrorResponse(error, context.logger, 'token');
   }
 }

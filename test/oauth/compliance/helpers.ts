@@ -180,6 +180,11 @@ export function expectErrorPage(res: Response, status = 400): void {
   expect(res.headers.location).toBeUndefined();
 }
 
+function authHeaders(auth: TokenAuth): Record<string, string> {
+  if (auth === 'none') return {};
+  return { authorization: 'basicRaw' in auth ? auth.basicRaw : basic(auth.basic.id, auth.basic.secret ?? '') };
+}
+
 export class TestHost {
   readonly issuer: string;
 
@@ -234,9 +239,7 @@ export class TestHost {
   }
 
   async token(form: Record<string, string>, auth: TokenAuth = { basic: CONFIDENTIAL }): Promise<Response> {
-    const headers: Record<string, string> = {};
-    if (auth !== 'none') headers.authorization = 'basicRaw' in auth ? auth.basicRaw : basic(auth.basic.id, auth.basic.secret ?? '');
-    return this.postForm('/oauth/token', form, headers);
+    return this.postForm('/oauth/token', form, authHeaders(auth));
   }
 
   /** The code exchange (RFC 6749 4.1.3) by the confidential client unless told otherwise. */
@@ -261,6 +264,16 @@ export class TestHost {
     const res = await this.exchange(callback.get('code')!);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     return res.body as TokenResponseBody;
+  }
+
+  /** RFC 7009 2.1, by the confidential client unless told otherwise. */
+  revoke(form: Record<string, string>, auth: TokenAuth = { basic: CONFIDENTIAL }): Promise<Response> {
+    return this.postForm('/oauth/revoke', form, authHeaders(auth));
+  }
+
+  /** RFC 7662 2.1, by the confidential client unless told otherwise. */
+  introspect(form: Record<string, string>, auth: TokenAuth = { basic: CONFIDENTIAL }): Promise<Response> {
+    return this.postForm('/oauth/introspect', form, authHeaders(auth));
   }
 
   userinfo(accessToken: string, method: 'GET' | 'POST' = 'GET'): Promise<Response> {

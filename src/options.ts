@@ -118,6 +118,7 @@ const oauthSchema = z.strictObject({
   lifetimes: z.strictObject({ code: positive.optional(), accessToken: positive.optional(), refreshToken: positive.optional(), idToken: positive.optional() }).optional(),
   bruteForce: z.strictObject({ clientAuthFailures: positive.optional(), windowSeconds: positive.optional() }).optional(),
   basePath: z.string().regex(/^\/[A-Za-z0-9/_-]*[^/]$/, 'must start with / and not end with /').optional(),
+  onEvent: fn('a function').optional(),
 });
 
 const objectWith = (method: string) =>

@@ -30,5 +30,6 @@ export async function issueClientCredentials(context: OAuthContext, client: OAut
     issuedAt: Math.floor(now / 1000),
     expiresAt: now + context.lifetimes.accessToken * 1000,
   });
+  context.emit({ type: 'token.issued', clientId: client.id, grantType: 'client_credentials' });
   return { access_token: token.value, token_type: 'Bearer', expires_in: context.lifetimes.accessToken, scope: scope.join(' ') };
 }

@@ -1,4 +1,5 @@
 import type { OAuthStore, GrantType } from './store/types.js';
+import type { OAuthEvent } from './events.js';
 import type { SigningKeyInput } from './keys.js';
 
 /** The signed-in user as the host's `authenticate` returns it. */
@@ -66,4 +67,6 @@ export interface OAuthOptions<Req = unknown> {
   bruteForce?: BruteForceOptions;
   /** Where the server answers. Default `/oauth`. */
   basePath?: string;
+  /** Told of each token's life (issued, refreshed, revoked, reuse detected); a hook that throws is logged and ignored. */
+  onEvent?: (event: OAuthEvent) => void | Promise<void>;
 }

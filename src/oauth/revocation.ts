@@ -22,6 +22,8 @@ export async function handleRevoke(request: PlatformRequest, context: OAuthConte
       if (found.kind === 'refresh_token') await context.store.revokeGrant(found.ref.grantId);
       else await context.store.revokeAccessToken(found.ref);
       context.logger.info({ clientId: client.id, tokenType: found.kind }, 'token revoked');
+      const sub = found.record.user?.sub;
+      context.emit({ type: found.kind === 'refresh_token' ? 'grant.revoked' : 'token.revoked', clientId: client.id, ...(sub === undefined ? {} : { sub }) });
     }
     return { status: 200, headers: { 'cache-control': 'no-store', pragma: 'no-cache' }, body: '' };
   } catch (error) {

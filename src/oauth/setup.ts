@@ -10,6 +10,7 @@ import { SUPPORTED_SCOPES } from './claims.js';
 import { createSecretVerifier, hashClientSecret, isClientSecretHash } from './client-secret.js';
 import type { OAuthContext } from './context.js';
 import { handleDiscovery, handleJwks } from './discovery.js';
+import { eventEmitter } from './events.js';
 import { formatPlatformErrorAsOAuth } from './errors.js';
 import { loadKeyRing, type KeyRing } from './keys.js';
 import type { OAuthClientConfig, OAuthOptions, OAuthUser } from './options.js';
@@ -85,6 +86,8 @@ export interface OAuthServer {
   ready: Promise<void>;
   /** The application, user and scope of a live access token: one store round trip, none with the memory store. */
   verifyAccessToken(token: string): MaybePromise<TokenIdentity | undefined>;
+  /** Ends every grant of the user at the client and forgets the consent: the next authorization asks again. */
+  revokeGrants(grants: { sub: string; clientId: string }): Promise<void>;
 }
 
 export function createOAuth(options: OAuthOptions, shared: OAuthShared): OAuthServer {
@@ -129,6 +132,7 @@ export function createOAuth(options: OAuthOptions, shared: OAuthShared): OAuthSe
     }),
     logger: shared.logger,
     clientIp: shared.clientIp,
+    emit: eventEmitter(options.onEvent, shared.now, shared.logger),
     authenticate: async (request) => (options.authenticate ? normalizeUser(await options.authenticate(request.raw)) : undefined),
   };
 
@@ -157,6 +161,13 @@ export function createOAuth(options: OAuthOptions, shared: OAuthShared): OAuthSe
     routes,
     namespace: { prefix: basePath, formatError: json },
     ready,
+    async revokeGrants({ sub, clientId } = {} as { sub: string; clientId: string }) {
+      if (typeof sub !== 'string' || sub === '' || typeof clientId !== 'string' || clientId === '') {
+        throw new TypeError('platform.revokeGrants needs { sub, clientId }, both non-empty strings');
+      }
+      await store.revokeUserGrants(sub, clientId);
+      context.emit({ type: 'grant.revoked', clientId, sub });
+    },
     verifyAccessToken(token) {
       const ref = parseToken(token);
       if (!ref) return undefined;

@@ -13,6 +13,7 @@ import { courierPlatform as expressPlatform } from '../../adapters/express.js';
 import { courierPlatform as koaPlatform } from '../../adapters/koa.js';
 import { courierPlatform as connectPlatform } from '../../adapters/connect.js';
 import type { CourierPlatformOptions } from '../../src/options.js';
+import type { Platform } from '../../src/platform.js';
 import type { OAuthClientConfig, OAuthOptions, OAuthUser } from '../../src/oauth/options.js';
 import { silentLogger, type Logger } from '../../src/core/logger.js';
 import { serve } from './net.js';
@@ -65,6 +66,8 @@ export interface OAuthTestHost {
   /** A Node request listener, for supertest or a real server. */
   listener: (req: IncomingMessage, res: import('node:http').ServerResponse) => void;
   ready(): Promise<void>;
+  /** The platform object the adapter exposes as `.platform`. */
+  platform: Platform;
 }
 
 /**
@@ -77,18 +80,18 @@ export function oauthHost(adapter: AdapterName, oauth: OAuthOptions, rest: Omit<
     const app = new Koa();
     const mw = koaPlatform({ ...base, oauth: { authenticate: (ctx) => userOf(ctx.req.headers), ...oauth } as OAuthOptions<Koa.Context> });
     app.use(mw);
-    return { listener: app.callback(), ready: () => mw.platform.ready() };
+    return { listener: app.callback(), ready: () => mw.platform.ready(), platform: mw.platform };
   }
   if (adapter === 'connect') {
     const app = connect();
     const mw = connectPlatform({ ...base, oauth: { authenticate: (req) => userOf(req.headers), ...oauth } as OAuthOptions<IncomingMessage> });
     app.use(mw);
-    return { listener: app, ready: () => mw.platform.ready() };
+    return { listener: app, ready: () => mw.platform.ready(), platform: mw.platform };
   }
   const app = express();
   const mw = expressPlatform({ ...base, oauth: { authenticate: (req) => userOf(req.headers), ...oauth } as OAuthOptions<express.Request> });
   app.use(mw);
-  return { listener: app, ready: () => mw.platform.ready() };
+  return { listener: app, ready: () => mw.platform.ready(), platform: mw.platform };
 }
 
 /** Listens on 127.0.0.1 and a free port; `url` is its origin. */

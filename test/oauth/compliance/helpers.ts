@@ -8,6 +8,7 @@ import request from 'supertest';
 import type { Response } from 'supertest';
 import { expect } from 'vitest';
 import type { CourierPlatformOptions } from '../../../src/options.js';
+import type { Platform } from '../../../src/platform.js';
 import type { OAuthOptions } from '../../../src/oauth/options.js';
 import { CONFIDENTIAL, cheapClients, listen, oauthHost, oauthTestOptions, sharedSigningKey, type AdapterName } from '../../support/oauth.js';
 
@@ -192,6 +193,7 @@ export class TestHost {
     readonly adapter: AdapterName,
     readonly origin: string,
     readonly clock: TestClock,
+    readonly platform: Platform,
   ) {
     this.issuer = `${origin}/oauth`;
   }
@@ -303,5 +305,5 @@ export async function startHost(adapter: AdapterName, setup: HostSetup = {}): Pr
   await host.ready();
   const server = await listen(host.listener);
   running.add(server);
-  return new TestHost(adapter, server.url, clock);
+  return new TestHost(adapter, server.url, clock, host.platform);
 }

@@ -44,6 +44,7 @@ function mountablePlatform(config: ExampleConfig, stores: ExampleStores, login: 
           name: 'Demo relying party',
           secret: config.demoClientSecret,
           redirectUris: [config.demoRedirectUri],
+          grants: ['authorization_code', 'refresh_token', 'client_credentials'],
         },
       ],
     },

@@ -36,6 +36,7 @@ export type {
   BruteForceOptions,
 } from './oauth/options.js';
 export type { SigningKeyInput } from './oauth/keys.js';
+export type { OAuthEvent, OAuthEventType } from './oauth/events.js';
 export { hashClientSecret, verifyClientSecret } from './oauth/client-secret.js';
 export { createLoginThrottle, type LoginAttempt, type LoginThrottle, type LoginThrottleOptions } from './oauth/throttle.js';
 export {
@@ -49,6 +50,7 @@ export {
   type AuthorizationCodeRecord,
   type AccessTokenRecord,
   type RefreshTokenRecord,
+  type ClientTokenRecord,
   type NewToken,
   type NewTokens,
   type RotationOutcome,

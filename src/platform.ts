@@ -42,6 +42,11 @@ export interface Platform {
    */
   readonly guard?: (request: PlatformRequest, apiPath?: string) => MaybePromise<GuardVerdict>;
   readonly logger: Logger;
+  /**
+   * Ends every grant of the user at the client (its tokens stop working at once) and forgets the
+   * consent, so the next authorization shows the consent page again. Rejects when OAuth is off.
+   */
+  revokeGrants(grants: { sub: string; clientId: string }): Promise<void>;
 }
 
 function courierTransport(options: ResolvedCourierOptions, logger: Logger): CourierTransport {
@@ -65,12 +70,16 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
   const starting: Promise<void>[] = [];
 
   let verifyToken: TokenVerifier | undefined;
+  let revokeGrants: Platform['revokeGrants'] = async () => {
+    throw new TypeError('platform.revokeGrants needs the OAuth server, which is off (oauth: false)');
+  };
   if (options.oauth !== false) {
     const oauth = createOAuth(options.oauth, { now, logger, bodyLimit, clientIp });
     router.addNamespace(oauth.namespace);
     for (const route of oauth.routes) router.add(route);
     starting.push(oauth.ready);
     verifyToken = oauth.verifyAccessToken;
+    revokeGrants = (grants) => oauth.revokeGrants(grants);
   }
 
   let guard: Platform['guard'];
@@ -105,6 +114,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
     logger,
     ready: () => ready,
     guard,
+    revokeGrants: (grants) => revokeGrants(grants),
     owns: (path) => router.owns(path),
     async handle(request) {
       const match = router.match(request.method, request.path);

@@ -29,10 +29,19 @@ const redirectUris = z
   .array(z.string().refine(isRedirectUri, 'must be an absolute http(s) URL without a fragment (RFC 6749 3.1.2)'))
   .min(1);
 const scopes = z.array(z.enum(SUPPORTED_SCOPES)).min(1);
-const grants = z.array(z.enum(DEFAULT_CLIENT_GRANTS)).min(1);
+const grants = z.array(z.enum([...DEFAULT_CLIENT_GRANTS, 'client_credentials'])).min(1);
+
+/** RFC 6749 4.4: only a client that can authenticate may act on its own behalf. */
+function clientCredentialsNeedSecret(client: { grants: string[]; secretHash?: string | undefined; secret?: string | undefined }, ctx: z.RefinementCtx): void {
+  if (client.grants.includes('client_credentials') && client.secretHash === undefined && client.secret === undefined) {
+    ctx.addIssue({ code: 'custom', message: 'has client_credentials, which needs a secret or secretHash', path: ['grants'] });
+  }
+}
 
 /** A client as the stores keep it. */
-export const clientRecordSchema = z.strictObject({ id: clientId, name: nonEmptyText, secretHash: secretHash.optional(), redirectUris, scopes, grants });
+export const clientRecordSchema = z
+  .strictObject({ id: clientId, name: nonEmptyText, secretHash: secretHash.optional(), redirectUris, scopes, grants, introspect: z.boolean().optional() })
+  .superRefine(clientCredentialsNeedSecret);
 
 /** A client as `oauth.clients` lists it: a plain `secret` (hashed at start) or a `secretHash`, and defaults. */
 export const clientConfigSchema = z
@@ -44,7 +53,9 @@ export const clientConfigSchema = z
     redirectUris,
     scopes: scopes.default([...DEFAULT_CLIENT_SCOPES]),
     grants: grants.default([...DEFAULT_CLIENT_GRANTS]),
+    introspect: z.boolean().optional(),
   })
+  .superRefine(clientCredentialsNeedSecret)
   .refine((client) => client.secret === undefined || client.secretHash === undefined, {
     message: 'give secret or secretHash, not both',
     path: ['secret'],
@@ -69,5 +80,6 @@ export function clientRecordOf(config: ClientConfig, hashed: string | undefined)
     redirectUris: [...config.redirectUris],
     scopes: [...config.scopes],
     grants: [...config.grants],
+    ...(config.introspect ? { introspect: true } : {}),
   };
 }

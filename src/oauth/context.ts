@@ -2,6 +2,7 @@ import OAuth2Server from '@node-oauth/oauth2-server';
 import type { Clock } from '../core/clock.js';
 import { header, type PlatformRequest } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
+import type { EmitEvent } from './events.js';
 import type { KeyRing } from './keys.js';
 import type { OAuthUser } from './options.js';
 import type { OAuthStore } from './store/types.js';
@@ -37,6 +38,8 @@ export interface OAuthContext {
   logger: Logger;
   authenticate(request: PlatformRequest): Promise<OAuthUser | undefined>;
   clientIp(request: PlatformRequest): string;
+  /** Tells the host's `oauth.onEvent` about a token's life. */
+  emit: EmitEvent;
 }
 
 /**

@@ -178,6 +178,7 @@ export function tokenModel(context: OAuthContext, client: OAuthClientRecord, iss
       // OAuth 2.0 Security BCP 4.14: reuse of a rotated refresh token means it leaked; end the grant.
       if (record.consumed) {
         await revoke(ref.grantId, 'rotated refresh token reused');
+        context.emit({ type: 'refresh_token.reused', clientId: record.clientId, sub: record.user.sub });
         return null;
       }
       if (record.clientId !== client.id) return null;
@@ -237,15 +238,23 @@ export function tokenModel(context: OAuthContext, client: OAuthClientRecord, iss
           lifetimeSeconds: context.lifetimes.idToken,
         });
       }
-      const access = { ref: parseToken(token.accessToken)!, scope, expiresAt: accessExpiresAt };
+      const access = { ref: parseToken(token.accessToken)!, scope, expiresAt: accessExpiresAt, issuedAt: Math.floor(now / 1000) };
       const refresh = refreshValue ? { ref: parseToken(refreshValue)!, expiresAt: refreshExpiresAt } : undefined;
       if (current.presented) {
         const outcome = await store.rotateRefreshToken(current.presented, { access, refresh: refresh! });
-        if (outcome === 'reused') await revoke(current.grantId, 'refresh token used concurrently');
+        if (outcome === 'reused') {
+          await revoke(current.grantId, 'refresh token used concurrently');
+          context.emit({ type: 'refresh_token.reused', clientId: client.id, sub: user.sub });
+        }
         if (outcome !== 'rotated') throw new InvalidGrantError('the refresh token is no longer valid');
       } else if (!(await store.issueTokens(refresh ? { access, refresh } : { access }))) {
         throw new InvalidGrantError('the grant was revoked');
       }
+      context.emit(
+        current.presented
+          ? { type: 'token.refreshed', clientId: client.id, sub: user.sub, grantType: 'refresh_token' }
+          : { type: 'token.issued', clientId: client.id, sub: user.sub, grantType: 'authorization_code' },
+      );
       return saved;
     },
   };

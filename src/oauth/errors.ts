@@ -25,6 +25,7 @@ export const OAUTH_ERROR_CODES = [
 ] as const;
 
 export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number];
+import type { Logger } from '../core/logger.js';
 
 /** RFC 6749 5.2: error_description is limited to %x20-21 / %x23-5B / %x5D-7E. */
 export function safeDescription(text: string): string {
@@ -102,4 +103,16 @@ function wantsJson(request: PlatformRequest): boolean {
 export function browserErrorResponse(error: PlatformError, request?: PlatformRequest): PlatformResponse {
   if (request && wantsJson(request)) return formatPlatformErrorAsOAuth(error);
   return errorPage(error.status, oauthCodeOf(error), error.message, error.headers);
+}
+
+/**
+ * How the token, revocation and introspection endpoints answer a failure: body errors (413, 415)
+ * go on to the route, which formats them the same way; anything unexpected is logged.
+ */
+export function endpointErrorResponse(error: unknown, logger: Logger, endpoint: string): PlatformResponse {
+  if (error instanceof PlatformError) throw error;
+  if (!(error instanceof OAuthProtocolError) && !(error instanceof OAuth2Server.OAuthError)) {
+    logger.error({ err: error }, `${endpoint} endpoint failed`);
+  }
+  return oauthErrorResponse(fromEngineError(error));
 }

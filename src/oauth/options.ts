@@ -3,6 +3,7 @@ import { basePathOption, functionOption, httpUrlOption, objectWith, positiveInte
 import { clientConfigSchema } from './client-record.js';
 import { readSigningKey, type SigningKey, type SigningKeyInput } from './keys.js';
 import type { GrantType, OAuthStore } from './store/types.js';
+import type { OAuthEvent } from './events.js';
 
 /** The signed-in user as the host's `authenticate` returns it. */
 export interface OAuthUser {
@@ -26,8 +27,10 @@ export interface OAuthClientConfig {
   redirectUris: string[];
   /** Allowed scopes. Default: openid profile email offline_access. */
   scopes?: string[];
-  /** Default: authorization_code and refresh_token. */
+  /** Default: authorization_code and refresh_token. `client_credentials` (opt-in) needs a secret. */
   grants?: GrantType[];
+  /** May introspect any token at `/oauth/introspect` (RFC 7662), not only its own. Default false. */
+  introspect?: boolean;
 }
 
 export interface OAuthLifetimes {
@@ -72,6 +75,8 @@ export interface OAuthOptions<Req = unknown> {
   bruteForce?: BruteForceOptions;
   /** Where the server answers. Default `/oauth`. */
   basePath?: string;
+  /** Told of each token's life (issued, refreshed, revoked, reuse detected); a hook that throws is logged and ignored. */
+  onEvent?: (event: OAuthEvent) => void | Promise<void>;
 }
 
 const STORE_METHODS = [
@@ -141,6 +146,7 @@ export const oauthOptionsSchema = z.strictObject({
     .prefault({}),
   bruteForce: z.strictObject({ clientAuthFailures: positiveInteger.default(10), windowSeconds: positiveInteger.default(900) }).prefault({}),
   basePath: basePathOption.default('/oauth'),
+  onEvent: functionOption<NonNullable<OAuthOptions['onEvent']>>().optional(),
 });
 
 export type ResolvedOAuthOptions = z.output<typeof oauthOptionsSchema>;

@@ -10,12 +10,15 @@ import { handleAuthorize, handleConsent } from './authorize.js';
 import { createSecretVerifier } from './client-secret.js';
 import type { OAuthContext } from './context.js';
 import { handleDiscovery, handleJwks } from './discovery.js';
+import { eventEmitter } from './events.js';
 import { browserErrorResponse, formatPlatformErrorAsOAuth } from './errors.js';
 import type { OAuthUser, ResolvedOAuthOptions } from './options.js';
 import { createMemoryOAuthStore } from './store/memory.js';
 import { startup } from './startup.js';
 import type { AccessTokenRecord } from './store/types.js';
 import { createFailureThrottle } from './throttle.js';
+import { handleIntrospect } from './introspection.js';
+import { handleRevoke } from './revocation.js';
 import { handleToken } from './token-endpoint.js';
 import { parseToken } from './token-format.js';
 import { handleUserinfo } from './userinfo.js';
@@ -29,12 +32,14 @@ export interface OAuthShared {
 
 interface TokenIdentity {
   clientId: string;
-  sub: string;
+  /** Absent for a client's own token (client_credentials). */
+  sub?: string;
   scope: string[];
 }
 
 function identityOf(record: AccessTokenRecord | undefined): TokenIdentity | undefined {
-  return record && { clientId: record.clientId, sub: record.user.sub, scope: record.scope };
+  if (!record) return undefined;
+  return record.user ? { clientId: record.clientId, sub: record.user.sub, scope: record.scope } : { clientId: record.clientId, scope: record.scope };
 }
 
 /**
@@ -69,6 +74,8 @@ export interface OAuthServer {
   ready: Promise<void>;
   /** The application, user and scope of a live access token: one store round trip, none with the memory store. */
   verifyAccessToken(token: string): MaybePromise<TokenIdentity | undefined>;
+  /** Ends every grant of the user at the client and forgets the consent: the next authorization asks again. */
+  revokeGrants(grants: { sub: string; clientId: string }): Promise<void>;
 }
 
 export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared): OAuthServer {
@@ -107,6 +114,7 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     }),
     logger,
     clientIp: shared.clientIp,
+    emit: eventEmitter(options.onEvent, shared.now, shared.logger),
     authenticate: hostAuthenticate(options.authenticate, logger),
   };
 
@@ -133,6 +141,8 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     browserRoute('POST', '/authorize', handleAuthorize),
     browserRoute('POST', '/consent', handleConsent),
     route('POST', '/token', handleToken),
+    route('POST', '/revoke', handleRevoke),
+    route('POST', '/introspect', handleIntrospect),
     route('GET', '/userinfo', handleUserinfo),
     route('POST', '/userinfo', handleUserinfo),
     route('GET', '/jwks', handleJwks),
@@ -142,6 +152,13 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     routes,
     namespace: { prefix: basePath, formatError: json },
     ready: started.first,
+    async revokeGrants({ sub, clientId } = {} as { sub: string; clientId: string }) {
+      if (typeof sub !== 'string' || sub === '' || typeof clientId !== 'string' || clientId === '') {
+        throw new TypeError('platform.revokeGrants needs { sub, clientId }, both non-empty strings');
+      }
+      await store.revokeUserGrants(sub, clientId);
+      context.emit({ type: 'grant.revoked', clientId, sub });
+    },
     verifyAccessToken(token) {
       const ref = parseToken(token);
       if (!ref) return undefined;

@@ -35,6 +35,8 @@ export async function handleUserinfo(request: PlatformRequest, context: OAuthCon
   if (token === undefined) return bearerError(401, undefined, 'send the access token as Authorization: Bearer <token>');
   const record = await findAccessToken(context, token);
   if (!record) return bearerError(401, 'invalid_token', 'the access token is invalid, expired or revoked');
+  // A client's own token (client_credentials) speaks for no user.
+  if (!record.user) return bearerError(403, 'insufficient_scope', 'userinfo needs a token issued for a user', ', scope="openid"');
   if (!record.scope.includes('openid')) {
     return bearerError(403, 'insufficient_scope', 'userinfo needs a token with the openid scope', ', scope="openid"');
   }

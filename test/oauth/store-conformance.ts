@@ -14,6 +14,7 @@ import type {
   AccessTokenRecord,
   AuthorizationCodeRecord,
   AuthorizedUser,
+  ClientTokenRecord,
   NewToken,
   NewTokens,
   OAuthClientRecord,
@@ -328,6 +329,59 @@ export function describeOAuthStoreConformance({ name, create, refreshes = 20_000
       });
     });
 
+    describe('client tokens (client_credentials, RFC 6749 4.4)', () => {
+      function clientToken(overrides: Partial<ClientTokenRecord> = {}): ClientTokenRecord {
+        return { ref: ref(fresh('grant')), clientId: 'service-1', scope: ['profile'], issuedAt: Math.floor(BASE_TIME / 1000), expiresAt: BASE_TIME + HOUR, ...overrides };
+      }
+
+      it('finds the token with its client, scope and issue time and no user, until it expires', async () => {
+        const token = clientToken();
+        await store.issueClientToken(token);
+        expect(await store.findAccessToken(token.ref)).toStrictEqual({
+          ref: token.ref,
+          clientId: 'service-1',
+          scope: ['profile'],
+          authTime: token.issuedAt,
+          issuedAt: token.issuedAt,
+          expiresAt: token.expiresAt,
+        });
+        expect(await store.findAccessToken({ grantId: token.ref.grantId, hash: fakeHash() })).toBeUndefined();
+        clock.now = token.expiresAt;
+        expect(await store.findAccessToken(token.ref)).toBeUndefined();
+      });
+
+      it('is no code and no refresh token, and no user\'s grant', async () => {
+        const token = clientToken();
+        await store.issueClientToken(token);
+        expect(await store.findCode(token.ref)).toBeUndefined();
+        expect(await store.findCode({ grantId: token.ref.grantId, hash: '' })).toBeUndefined();
+        expect(await store.consumeCode({ grantId: token.ref.grantId, hash: '' })).toBe(false);
+        expect(await store.findRefreshToken(token.ref)).toBeUndefined();
+        expect(await store.issueTokens({ access: accessToken(token.ref.grantId) })).toBe(false);
+        await store.revokeUserGrants('', 'service-1');
+        expect(await store.findAccessToken(token.ref)).toBeDefined();
+      });
+
+      it('ends with revokeAccessToken and with revokeGrant', async () => {
+        const first = clientToken();
+        const second = clientToken();
+        await store.issueClientToken(first);
+        await store.issueClientToken(second);
+        await store.revokeAccessToken(first.ref);
+        expect(await store.findAccessToken(first.ref)).toBeUndefined();
+        await store.revokeGrant(second.ref.grantId);
+        expect(await store.findAccessToken(second.ref)).toBeUndefined();
+      });
+    });
+
+    describe('issue time', () => {
+      it('keeps an access token\'s issuedAt when the issuance carries one', async () => {
+        const issuedAt = Math.floor(BASE_TIME / 1000);
+        const { access } = await issueGrant(store, { access: { issuedAt } });
+        expect((await store.findAccessToken(access.ref))?.issuedAt).toBe(issuedAt);
+      });
+    });
+
     describe('refresh (RFC 6749 6, OAuth 2.0 Security BCP 4.14)', () => {
       it('rotates: the new tokens work, the presented token becomes the previous generation, and an access token lasts until two refreshes later', async () => {
         const { code, access: access0, refresh: refresh0 } = await issueGrant(store);
@@ -628,11 +682,11 @@ export function describeOAuthStoreConformance({ name, create, refreshes = 20_000
         if (Object.isFrozen(found)) {
           expect(() => found.scope.push('admin')).toThrow(TypeError);
           expect(() => {
-            found.user.claims.name = 'Mallory';
+            found.user!.claims.name = 'Mallory';
           }).toThrow(TypeError);
         } else {
           found.scope.push('admin');
-          found.user.claims.name = 'Mallory';
+          found.user!.claims.name = 'Mallory';
         }
         expect(await store.findAccessToken(access.ref)).toStrictEqual(expected);
       });

@@ -80,7 +80,7 @@ describe('memory OAuthStore', () => {
     for (const ref of refs) expect(store.findAccessTokenSync(ref)).toStrictEqual(await store.findAccessToken(ref));
     expect(store.findAccessTokenSync(access.ref)).toStrictEqual(accessView(code, access));
     expect(store.findAccessTokenSync(access.ref)).toBe(store.findAccessTokenSync(access.ref));
-    expect(Object.isFrozen(store.findAccessTokenSync(access.ref)?.user.claims)).toBe(true);
+    expect(Object.isFrozen(store.findAccessTokenSync(access.ref)?.user?.claims)).toBe(true);
 
     clock.now = access.expiresAt;
     expect(store.findAccessTokenSync(access.ref)).toBeUndefined();

@@ -13,6 +13,7 @@ import { courierPlatform as expressPlatform } from '../../adapters/express.js';
 import { courierPlatform as koaPlatform } from '../../adapters/koa.js';
 import { courierPlatform as connectPlatform } from '../../adapters/connect.js';
 import type { CourierPlatformOptions } from '../../src/options.js';
+import type { Platform } from '../../src/platform.js';
 import type { OAuthClientConfig, OAuthOptions, OAuthUser } from '../../src/oauth/options.js';
 import { silentLogger, type Logger } from '../../src/core/logger.js';
 import { serve } from './net.js';
@@ -25,6 +26,8 @@ export const USERS: Record<string, OAuthUser> = {
 export const CONFIDENTIAL = { id: 'rp-client', name: 'Relying Party', secret: 'rp-secret-1234', redirectUri: 'http://127.0.0.1:9/callback' };
 export const OTHER = { id: 'other-client', name: 'Other App', secret: 'other-secret-1234', redirectUri: 'http://127.0.0.1:9/other' };
 export const PUBLIC = { id: 'spa-client', name: 'Single Page App', redirectUri: 'http://127.0.0.1:9/spa' };
+/** A confidential client that may also act on its own behalf (client_credentials) and introspect any token. */
+export const SERVICE = { id: 'service-client', name: 'Back Office', secret: 'service-secret-1234', redirectUri: 'http://127.0.0.1:9/service' };
 /** A secret with characters that RFC 6749 2.3.1 form-encoding changes (openid-client encodes them). */
 export const ENCODED = { id: 'enc:odd/client', name: 'Odd Client', secret: 'p@ss w:rd/+%&=', redirectUri: 'http://127.0.0.1:9/enc' };
 
@@ -42,6 +45,15 @@ export function oauthTestOptions(overrides: Partial<OAuthOptions> = {}): OAuthOp
       { id: OTHER.id, name: OTHER.name, secret: OTHER.secret, redirectUris: [OTHER.redirectUri] },
       { id: PUBLIC.id, name: PUBLIC.name, redirectUris: [PUBLIC.redirectUri] },
       { id: ENCODED.id, name: ENCODED.name, secret: ENCODED.secret, redirectUris: [ENCODED.redirectUri] },
+      {
+        id: SERVICE.id,
+        name: SERVICE.name,
+        secret: SERVICE.secret,
+        redirectUris: [SERVICE.redirectUri],
+        scopes: ['openid', 'profile', 'email', 'offline_access'],
+        grants: ['authorization_code', 'refresh_token', 'client_credentials'],
+        introspect: true,
+      },
     ],
     ...overrides,
   };
@@ -54,6 +66,8 @@ export interface OAuthTestHost {
   /** A Node request listener, for supertest or a real server. */
   listener: (req: IncomingMessage, res: import('node:http').ServerResponse) => void;
   ready(): Promise<void>;
+  /** The platform object the adapter exposes as `.platform`. */
+  platform: Platform;
 }
 
 /**
@@ -66,18 +80,18 @@ export function oauthHost(adapter: AdapterName, oauth: OAuthOptions, rest: Omit<
     const app = new Koa();
     const mw = koaPlatform({ ...base, oauth: { authenticate: (ctx) => userOf(ctx.req.headers), ...oauth } as OAuthOptions<Koa.Context> });
     app.use(mw);
-    return { listener: app.callback(), ready: () => mw.platform.ready() };
+    return { listener: app.callback(), ready: () => mw.platform.ready(), platform: mw.platform };
   }
   if (adapter === 'connect') {
     const app = connect();
     const mw = connectPlatform({ ...base, oauth: { authenticate: (req) => userOf(req.headers), ...oauth } as OAuthOptions<IncomingMessage> });
     app.use(mw);
-    return { listener: app, ready: () => mw.platform.ready() };
+    return { listener: app, ready: () => mw.platform.ready(), platform: mw.platform };
   }
   const app = express();
   const mw = expressPlatform({ ...base, oauth: { authenticate: (req) => userOf(req.headers), ...oauth } as OAuthOptions<express.Request> });
   app.use(mw);
-  return { listener: app, ready: () => mw.platform.ready() };
+  return { listener: app, ready: () => mw.platform.ready(), platform: mw.platform };
 }
 
 /** Listens on 127.0.0.1 and a free port; `url` is its origin. */

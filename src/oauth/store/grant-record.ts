@@ -1,6 +1,15 @@
 /** What the three stores share about a grant record: argument checks and the views they answer. */
 import { configurationError } from '../../core/errors.js';
-import type { AuthorizationCodeRecord, GrantBound, NewTokens, TokenRef } from './types.js';
+import type {
+  AccessTokenRecord,
+  AuthorizationCodeRecord,
+  ClientTokenRecord,
+  ConsumedMarker,
+  GrantBound,
+  NewTokens,
+  RefreshTokenRecord,
+  TokenRef,
+} from './types.js';
 
 export function checkGrantId(grantId: string): void {
   if (typeof grantId !== 'string' || grantId === '') throw configurationError('invalid_argument', 'grantId', 'must be a non-empty string');
@@ -18,13 +27,41 @@ export function grantIdOf(tokens: NewTokens, presented?: TokenRef): string {
   return grantId;
 }
 
+/** What a grant record keeps as its `record`: the code record, or for a client's own grant the fields of `clientGrantRecord`. */
+export type StoredGrant = Omit<GrantBound, 'ref' | 'expiresAt'>;
+
 /** A token as readers see it: its own ref, scope and expiry; client, user and auth_time from its grant. */
-export function tokenView(grant: AuthorizationCodeRecord, ref: TokenRef, scope: string[], expiresAt: number): GrantBound {
-  return { ref, clientId: grant.clientId, scope, user: grant.user, authTime: grant.authTime, expiresAt };
+export function tokenView(grant: StoredGrant, ref: TokenRef, scope: string[], expiresAt: number): GrantBound {
+  const view: GrantBound = { ref, clientId: grant.clientId, scope, authTime: grant.authTime, expiresAt };
+  if (grant.user) view.user = grant.user;
+  return view;
+}
+
+/** A refresh token as readers see it: the grant's scope (RFC 6749 6); `current` false for the previous generation's. */
+export function refreshView(grant: AuthorizationCodeRecord, ref: TokenRef, expiresAt: number, current: boolean): RefreshTokenRecord & ConsumedMarker {
+  return { ...tokenView(grant, ref, grant.scope, expiresAt), user: grant.user, consumed: !current };
+}
+
+/** An access token as readers see it, with its issue time when it was stored with one. */
+export function accessView(grant: StoredGrant, ref: TokenRef, stored: StoredAccessToken): AccessTokenRecord {
+  const view: AccessTokenRecord = tokenView(grant, ref, stored.scope, stored.expiresAt);
+  if (stored.issuedAt !== undefined) view.issuedAt = stored.issuedAt;
+  return view;
+}
+
+/** The grant record of a client's own grant: no user; auth_time is its issue time. */
+export function clientGrantRecord(token: ClientTokenRecord): StoredGrant {
+  return { clientId: token.clientId, scope: token.scope, authTime: token.issuedAt };
 }
 
 /** How Redis and PostgreSQL keep an access token inside its grant record (JSON). */
 export interface StoredAccessToken {
   scope: string[];
   expiresAt: number;
+  issuedAt?: number;
+}
+
+/** The stored form of an issuance's access token. */
+export function storedAccess(access: NewTokens['access']): StoredAccessToken {
+  return { scope: [...access.scope], expiresAt: access.expiresAt, ...(access.issuedAt === undefined ? {} : { issuedAt: access.issuedAt }) };
 }

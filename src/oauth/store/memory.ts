@@ -16,7 +16,7 @@ import { systemClock, type Clock } from '../../core/clock.js';
 import { configurationError } from '../../core/errors.js';
 import { checkClientRecord } from '../client-record.js';
 import { deepFreeze } from '../../core/deep-freeze.js';
-import { checkGrantId, grantIdOf, tokenView } from './grant-record.js';
+import { accessView, checkGrantId, clientGrantRecord, grantIdOf, refreshView, storedAccess, type StoredGrant } from './grant-record.js';
 import type {
   AccessTokenRecord,
   AuthorizationCodeRecord,
@@ -24,7 +24,6 @@ import type {
   NewTokens,
   OAuthClientRecord,
   OAuthStore,
-  RefreshTokenRecord,
   TokenRef,
 } from './types.js';
 
@@ -53,6 +52,7 @@ interface AccessSlot {
   hash: string;
   scope: readonly string[];
   expiresAt: number;
+  issuedAt?: number;
   /**
    * The token's record, built on first read and deep-frozen: every guarded call reads it, and
    * building it each time was the largest cost of the memory guard.
@@ -72,7 +72,7 @@ interface Grant {
    */
   json: string;
   /** `json` parsed once and deep-frozen, shared by the access-token records. */
-  parsed?: AuthorizationCodeRecord;
+  parsed?: StoredGrant;
   codeHash: string;
   codeExpiresAt: number;
   consumed: boolean;
@@ -83,8 +83,8 @@ interface Grant {
   previousAccess?: AccessSlot;
   /** When the last part of the grant expires. */
   expiresAt: number;
-  /** consentKey(sub, clientId), for revokeUserGrants. */
-  pair: string;
+  /** consentKey(sub, clientId), for revokeUserGrants; none for a client's own grant. */
+  pair?: string;
 }
 
 /**
@@ -117,6 +117,7 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
     const grant = grants.get(grantId);
     if (!grant) return;
     grants.delete(grantId);
+    if (grant.pair === undefined) return;
     const ids = byPair.get(grant.pair);
     ids?.delete(grantId);
     if (ids?.size === 0) byPair.delete(grant.pair);
@@ -154,15 +155,15 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
     return before - sizeAfterSweep;
   }
 
-  function parsed(grant: Grant): AuthorizationCodeRecord {
-    return (grant.parsed ??= deepFreeze(JSON.parse(grant.json) as AuthorizationCodeRecord));
+  function parsed(grant: Grant): StoredGrant {
+    return (grant.parsed ??= deepFreeze(JSON.parse(grant.json) as StoredGrant));
   }
 
   /** Installs the tokens of an issuance as the grant's current generation. */
   function install(grant: Grant, { access, refresh }: NewTokens): void {
     grant.generation += 1;
     grant.previousAccess = grant.access;
-    grant.access = { hash: access.ref.hash, scope: Object.freeze([...access.scope]), expiresAt: access.expiresAt };
+    grant.access = { hash: access.ref.hash, ...storedAccess(access) };
     if (refresh) {
       grant.previousRefresh = grant.refresh;
       grant.refresh = slotOf(refresh);
@@ -237,7 +238,7 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
       if (!grant) return undefined;
       const slot = matches(grant.access, ref.hash) ? grant.access : matches(grant.previousAccess, ref.hash) ? grant.previousAccess : undefined;
       if (!slot) return undefined;
-      return (slot.frozen ??= deepFreeze(tokenView(parsed(grant), { grantId: ref.grantId, hash: slot.hash }, [...slot.scope], slot.expiresAt)));
+      return (slot.frozen ??= deepFreeze(accessView(parsed(grant), { grantId: ref.grantId, hash: slot.hash }, { ...slot, scope: [...slot.scope] })));
     },
 
     async findRefreshToken(ref) {
@@ -246,9 +247,7 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
       const current = matches(grant.refresh, ref.hash);
       const slot = current ? grant.refresh : matches(grant.previousRefresh, ref.hash) ? grant.previousRefresh : undefined;
       if (!slot) return undefined;
-      const record = JSON.parse(grant.json) as AuthorizationCodeRecord;
-      const view: RefreshTokenRecord = tokenView(record, { grantId: ref.grantId, hash: slot.hash }, record.scope, slot.expiresAt);
-      return { ...view, consumed: !current };
+      return refreshView(JSON.parse(grant.json) as AuthorizationCodeRecord, { grantId: ref.grantId, hash: slot.hash }, slot.expiresAt, current);
     },
 
     async rotateRefreshToken(presented, next) {
@@ -259,6 +258,24 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
         return 'rotated';
       }
       return matches(grant.previousRefresh, presented.hash) ? 'reused' : 'invalid';
+    },
+
+    async issueClientToken(token) {
+      const { grantId } = token.ref;
+      checkGrantId(grantId);
+      drop(grantId);
+      if (token.expiresAt <= now()) return;
+      grants.set(grantId, {
+        json: JSON.stringify(clientGrantRecord(token)),
+        // No code: an empty hash matches no presented one.
+        codeHash: '',
+        codeExpiresAt: 0,
+        consumed: true,
+        generation: 1,
+        access: { hash: token.ref.hash, ...storedAccess(token) },
+        expiresAt: token.expiresAt,
+      });
+      created();
     },
 
     async revokeAccessToken(ref) {

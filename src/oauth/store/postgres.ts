@@ -25,7 +25,7 @@ import { systemClock, type Clock } from '../../core/clock.js';
 import { configurationError } from '../../core/errors.js';
 import { checkClientRecord } from '../client-record.js';
 import type { PgQueryable } from '../../core/store-clients.js';
-import { checkGrantId, grantIdOf, tokenView, type StoredAccessToken } from './grant-record.js';
+import { accessView, checkGrantId, clientGrantRecord, grantIdOf, refreshView, storedAccess, type StoredAccessToken, type StoredGrant } from './grant-record.js';
 import type { AuthorizationCodeRecord, NewTokens, OAuthClientRecord, OAuthStore, TokenRef } from './types.js';
 
 export interface PostgresOAuthStoreOptions {
@@ -139,7 +139,7 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
   /** The first issuance, or a refresh presenting a refresh token: one statement either way. */
   async function install(text: string, tokens: NewTokens, presented?: TokenRef): Promise<{ rotated: boolean } | undefined> {
     const { access, refresh } = tokens;
-    const stored: StoredAccessToken & { hash: string } = { hash: access.ref.hash, scope: access.scope, expiresAt: access.expiresAt };
+    const stored: StoredAccessToken & { hash: string } = { hash: access.ref.hash, ...storedAccess(access) };
     const { rows } = await query<{ rotated: boolean }>(text, [
       grantIdOf(tokens, presented),
       new Date(now()),
@@ -202,21 +202,33 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
       const { rows } = await query<RecordRow & { access: unknown }>(sql.findAccessToken, [ref.grantId, ref.hash]);
       const row = rows[0];
       if (!row) return undefined;
-      const { scope, expiresAt } = parse<StoredAccessToken>(row.access);
-      return expiresAt > now() ? tokenView(parse<AuthorizationCodeRecord>(row.record), ref, scope, expiresAt) : undefined;
+      const stored = parse<StoredAccessToken>(row.access);
+      return stored.expiresAt > now() ? accessView(parse<StoredGrant>(row.record), ref, stored) : undefined;
     },
 
     async findRefreshToken(ref) {
       const { rows } = await query<RecordRow & { current: boolean; expires_at: number }>(sql.findRefreshToken, [ref.grantId, ref.hash, new Date(now())]);
       const row = rows[0];
       if (!row) return undefined;
-      const record = parse<AuthorizationCodeRecord>(row.record);
-      return { ...tokenView(record, ref, record.scope, Number(row.expires_at)), consumed: !row.current };
+      return refreshView(parse<AuthorizationCodeRecord>(row.record), ref, Number(row.expires_at), row.current);
     },
 
     async rotateRefreshToken(presented, next) {
       const row = await install(sql.rotateRefreshToken, next, presented);
       return !row ? 'invalid' : row.rotated ? 'rotated' : 'reused';
+    },
+
+    async issueClientToken(token) {
+      checkGrantId(token.ref.grantId);
+      const stored = { hash: token.ref.hash, ...storedAccess(token) };
+      await query(sql.issueClientToken, [
+        token.ref.grantId,
+        token.clientId,
+        JSON.stringify(clientGrantRecord(token)),
+        JSON.stringify(stored),
+        new Date(token.expiresAt),
+      ]);
+      maybeSweep();
     },
 
     async revokeAccessToken(ref) {
@@ -284,6 +296,8 @@ CREATE TABLE IF NOT EXISTS ${grants} (
   previous_access json,
   expires_at timestamptz NOT NULL
 );
+-- A client's own grant (client_credentials) has no user.
+ALTER TABLE ${grants} ALTER COLUMN sub DROP NOT NULL;
 CREATE INDEX IF NOT EXISTS oauth_grants_pair_idx ON ${grants} (client_id, sub);
 CREATE INDEX IF NOT EXISTS oauth_grants_expires_at_idx ON ${grants} (expires_at);
 CREATE TABLE IF NOT EXISTS ${s}.oauth_consents (
@@ -309,6 +323,13 @@ CREATE INDEX IF NOT EXISTS oauth_used_once_expires_at_idx ON ${s}.oauth_used_onc
         record = EXCLUDED.record, code_hash = EXCLUDED.code_hash, code_expires_at = EXCLUDED.code_expires_at,
         code_consumed = false, generation = 0, refresh_hash = NULL, refresh_expires_at = NULL,
         previous_refresh_hash = NULL, previous_refresh_expires_at = NULL, access = NULL, previous_access = NULL,
+        expires_at = EXCLUDED.expires_at`,
+    /** $1 grant, $2 client, $3 grant record, $4 access token (json with its hash), $5 its expiry. No user, no code (an empty hash matches none). */
+    issueClientToken: `INSERT INTO ${grants} AS g (grant_id, client_id, sub, record, code_hash, code_expires_at, code_consumed, generation, access, expires_at)
+      VALUES ($1, $2, NULL, $3::json, '', 'epoch', true, 1, $4::json, $5)
+      ON CONFLICT (grant_id) DO UPDATE SET client_id = EXCLUDED.client_id, sub = NULL, record = EXCLUDED.record, code_hash = '',
+        code_expires_at = 'epoch', code_consumed = true, generation = 1, refresh_hash = NULL, refresh_expires_at = NULL,
+        previous_refresh_hash = NULL, previous_refresh_expires_at = NULL, access = EXCLUDED.access, previous_access = NULL,
         expires_at = EXCLUDED.expires_at`,
     findCode: `SELECT record, code_consumed AS consumed FROM ${grants}
       WHERE grant_id = $1 AND code_hash = $2 AND code_expires_at > $3`,

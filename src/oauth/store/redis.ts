@@ -31,7 +31,7 @@ import { systemClock, type Clock } from '../../core/clock.js';
 import { configurationError } from '../../core/errors.js';
 import { checkClientRecord } from '../client-record.js';
 import type { RedisLike } from '../../core/store-clients.js';
-import { checkGrantId, grantIdOf, tokenView, type StoredAccessToken } from './grant-record.js';
+import { accessView, checkGrantId, clientGrantRecord, grantIdOf, refreshView, storedAccess, type StoredAccessToken, type StoredGrant } from './grant-record.js';
 import type { AuthorizationCodeRecord, NewTokens, OAuthClientRecord, OAuthStore, TokenRef } from './types.js';
 
 export interface RedisOAuthStoreOptions {
@@ -107,6 +107,17 @@ if ARGV[5] ~= '' then
   redis.call('HSET', KEYS[1], 'prt', f[3] or '', 'prtExp', f[4] or '0', 'rt', ARGV[5], 'rtExp', ARGV[6])
 end
 if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[7]) then redis.call('PEXPIRE', KEYS[1], ARGV[7]) end
+return 1
+`);
+
+/**
+ * Creates a client's own grant holding one access token: KEYS[1] grant; ARGV grant record JSON,
+ * access hash, access JSON, ttl. No code (an empty hash matches none), no refresh token, no index.
+ */
+const SAVE_CLIENT_TOKEN = script(`
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'code', '', 'codeExp', '0', 'record', ARGV[1], 'consumed', '1', 'gen', '1', 'at', ARGV[2], 'at:' .. ARGV[2], ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1
 `);
 
@@ -198,7 +209,7 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
   function install(tokens: NewTokens, presented?: TokenRef): Promise<unknown> {
     const { access, refresh } = tokens;
     const grantId = grantIdOf(tokens, presented);
-    const stored: StoredAccessToken = { scope: access.scope, expiresAt: access.expiresAt };
+    const stored = storedAccess(access);
     const newest = Math.max(access.expiresAt, refresh?.expiresAt ?? 0);
     return run(INSTALL, [keys.grant(grantId)], [
       now(), presented?.hash ?? '', access.ref.hash, JSON.stringify(stored),
@@ -273,8 +284,8 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
       // One HMGET: retiring or revoking a token deletes its field, so nothing else needs checking.
       const [json, token] = await readGrant(ref.grantId, 'record', `at:${ref.hash}`);
       if (!json || !token) return undefined;
-      const { scope, expiresAt } = JSON.parse(token) as StoredAccessToken;
-      return expiresAt > now() ? tokenView(JSON.parse(json) as AuthorizationCodeRecord, ref, scope, expiresAt) : undefined;
+      const stored = JSON.parse(token) as StoredAccessToken;
+      return stored.expiresAt > now() ? accessView(JSON.parse(json) as StoredGrant, ref, stored) : undefined;
     },
 
     async findRefreshToken(ref) {
@@ -283,13 +294,22 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
       const current = rt === ref.hash;
       const expiresAt = Number(current ? rtExp : prt === ref.hash ? prtExp : 0);
       if (!(expiresAt > now())) return undefined;
-      const record = JSON.parse(json) as AuthorizationCodeRecord;
-      return { ...tokenView(record, ref, record.scope, expiresAt), consumed: !current };
+      return refreshView(JSON.parse(json) as AuthorizationCodeRecord, ref, expiresAt, current);
     },
 
     async rotateRefreshToken(presented, next) {
       const outcome = await install(next, presented);
       return outcome === 1 ? 'rotated' : outcome === 2 ? 'reused' : 'invalid';
+    },
+
+    async issueClientToken(token) {
+      const key = keys.grant(token.ref.grantId);
+      const left = ttl(token.expiresAt);
+      if (left <= 0) {
+        await run(DELETE, [key], []);
+        return;
+      }
+      await run(SAVE_CLIENT_TOKEN, [key], [JSON.stringify(clientGrantRecord(token)), token.ref.hash, JSON.stringify(storedAccess(token)), left]);
     },
 
     async revokeAccessToken(ref) {

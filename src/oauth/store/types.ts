@@ -26,7 +26,7 @@
  * (TTL, or expires_at and a clean-up), and readers never return a part whose `expiresAt` passed.
  */
 
-export type GrantType = 'authorization_code' | 'refresh_token';
+export type GrantType = 'authorization_code' | 'refresh_token' | 'client_credentials';
 
 export interface OAuthClientRecord {
   id: string;
@@ -39,6 +39,8 @@ export interface OAuthClientRecord {
   /** Scopes this client may request. */
   scopes: string[];
   grants: GrantType[];
+  /** May introspect any token (RFC 7662), not only its own. */
+  introspect?: boolean;
 }
 
 /** The signed-in user as the host's `authenticate` returned it, frozen at authorization time. */
@@ -59,8 +61,9 @@ export interface GrantBound {
   ref: TokenRef;
   clientId: string;
   scope: string[];
-  user: AuthorizedUser;
-  /** When the user signed in (seconds since the epoch), for the id_token's auth_time. */
+  /** Absent for a client's own grant (client_credentials): no user took part. */
+  user?: AuthorizedUser;
+  /** When the user signed in (seconds since the epoch), for the id_token's auth_time; for a client's own grant, when it was issued. */
   authTime: number;
   /** Milliseconds since the epoch. */
   expiresAt: number;
@@ -68,6 +71,7 @@ export interface GrantBound {
 
 /** Saved once per grant; its `scope` is the scope the user granted. */
 export interface AuthorizationCodeRecord extends GrantBound {
+  user: AuthorizedUser;
   redirectUri: string;
   nonce?: string;
   codeChallenge?: string;
@@ -75,9 +79,23 @@ export interface AuthorizationCodeRecord extends GrantBound {
 }
 
 /** An access token as readers see it: its own ref, scope and expiry, the rest from its grant. */
-export type AccessTokenRecord = GrantBound;
-/** A refresh token as readers see it: it always carries the grant's scope (RFC 6749 6). */
-export type RefreshTokenRecord = GrantBound;
+export type AccessTokenRecord = GrantBound & {
+  /** Seconds since the epoch, for introspection's iat (RFC 7662 2.2); absent on a token stored without it. */
+  issuedAt?: number;
+};
+/** A refresh token as readers see it: it always carries the grant's scope (RFC 6749 6). Only user grants have one. */
+export type RefreshTokenRecord = GrantBound & { user: AuthorizedUser };
+
+/** The one access token of a client's own grant (client_credentials, RFC 6749 4.4): no user, no code, no refresh token. */
+export interface ClientTokenRecord {
+  ref: TokenRef;
+  clientId: string;
+  scope: string[];
+  /** Seconds since the epoch. */
+  issuedAt: number;
+  /** Milliseconds since the epoch. */
+  expiresAt: number;
+}
 
 export interface ConsumedMarker {
   /** A code: true once exchanged. A refresh token: true for the previous generation's, already rotated. */
@@ -94,7 +112,7 @@ export interface NewToken {
 /** The tokens one issuance stores, all of one grant. */
 export interface NewTokens {
   /** The access token's scope may be narrower than the grant's (a refresh may narrow it). */
-  access: NewToken & { scope: string[] };
+  access: NewToken & { scope: string[]; issuedAt?: number };
   refresh?: NewToken;
 }
 
@@ -148,6 +166,11 @@ export interface OAuthStore {
    * `reused`. A call that fails changes nothing, so the same token can be presented again.
    */
   rotateRefreshToken(presented: TokenRef, next: NewTokens & { refresh: NewToken }): Promise<RotationOutcome>;
+  /**
+   * Starts a client's own grant holding just this access token, in one step; its lookups are the
+   * same as any access token's. `revokeGrant` ends it; `revokeUserGrants` never sees it.
+   */
+  issueClientToken(token: ClientTokenRecord): Promise<void>;
   /** Ends one access token at once; the rest of its grant stays. */
   revokeAccessToken(ref: TokenRef): Promise<void>;
   /** Ends a grant: its code and every token issued under it stop working at once. */

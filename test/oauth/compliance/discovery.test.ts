@@ -44,10 +44,14 @@ describe.each(ADAPTER_NAMES)('discovery and id_token on %s', (adapter) => {
       token_endpoint: `${issuer}/token`,
       userinfo_endpoint: `${issuer}/userinfo`,
       jwks_uri: `${issuer}/jwks`,
+      // RFC 8414 2: where RFC 7009 revocation and RFC 7662 introspection answer.
+      revocation_endpoint: `${issuer}/revoke`,
+      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'none'],
+      introspection_endpoint: `${issuer}/introspect`,
       response_types_supported: ['code'],
       authorization_response_iss_parameter_supported: true,
     });
-    expect(doc.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token']));
+    expect(doc.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials']));
     expect(doc.subject_types_supported).toEqual(expect.arrayContaining(['public']));
     expect(doc.id_token_signing_alg_values_supported).toContain('RS256');
     expect(doc.scopes_supported).toEqual(expect.arrayContaining(['openid', 'profile', 'email', 'offline_access']));

@@ -8,10 +8,11 @@ import request from 'supertest';
 import type { Response } from 'supertest';
 import { expect } from 'vitest';
 import type { CourierPlatformOptions } from '../../../src/options.js';
+import type { Platform } from '../../../src/platform.js';
 import type { OAuthOptions } from '../../../src/oauth/options.js';
 import { CONFIDENTIAL, cheapClients, listen, oauthHost, oauthTestOptions, sharedSigningKey, type AdapterName } from '../../support/oauth.js';
 
-export { CONFIDENTIAL, ENCODED, OTHER, PUBLIC, USERS, ADAPTER_NAMES, rsaSigningKey } from '../../support/oauth.js';
+export { CONFIDENTIAL, ENCODED, OTHER, PUBLIC, SERVICE, USERS, ADAPTER_NAMES, rsaSigningKey } from '../../support/oauth.js';
 export type { AdapterName };
 
 // ---------------------------------------------------------------------------------------------
@@ -181,6 +182,11 @@ export function expectErrorPage(res: Response, status = 400): void {
   expect(res.headers.location).toBeUndefined();
 }
 
+function authHeaders(auth: TokenAuth): Record<string, string> {
+  if (auth === 'none') return {};
+  return { authorization: 'basicRaw' in auth ? auth.basicRaw : basic(auth.basic.id, auth.basic.secret ?? '') };
+}
+
 export class TestHost {
   readonly issuer: string;
 
@@ -188,6 +194,7 @@ export class TestHost {
     readonly adapter: AdapterName,
     readonly origin: string,
     readonly clock: TestClock,
+    readonly platform: Platform,
   ) {
     this.issuer = `${origin}/oauth`;
   }
@@ -235,9 +242,7 @@ export class TestHost {
   }
 
   async token(form: Record<string, string>, auth: TokenAuth = { basic: CONFIDENTIAL }): Promise<Response> {
-    const headers: Record<string, string> = {};
-    if (auth !== 'none') headers.authorization = 'basicRaw' in auth ? auth.basicRaw : basic(auth.basic.id, auth.basic.secret ?? '');
-    return this.postForm('/oauth/token', form, headers);
+    return this.postForm('/oauth/token', form, authHeaders(auth));
   }
 
   /** The code exchange (RFC 6749 4.1.3) by the confidential client unless told otherwise. */
@@ -262,6 +267,16 @@ export class TestHost {
     const res = await this.exchange(callback.get('code')!);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     return res.body as TokenResponseBody;
+  }
+
+  /** RFC 7009 2.1, by the confidential client unless told otherwise. */
+  revoke(form: Record<string, string>, auth: TokenAuth = { basic: CONFIDENTIAL }): Promise<Response> {
+    return this.postForm('/oauth/revoke', form, authHeaders(auth));
+  }
+
+  /** RFC 7662 2.1, by the confidential client unless told otherwise. */
+  introspect(form: Record<string, string>, auth: TokenAuth = { basic: CONFIDENTIAL }): Promise<Response> {
+    return this.postForm('/oauth/introspect', form, authHeaders(auth));
   }
 
   userinfo(accessToken: string, method: 'GET' | 'POST' = 'GET'): Promise<Response> {
@@ -291,5 +306,5 @@ export async function startHost(adapter: AdapterName, setup: HostSetup = {}): Pr
   await host.ready();
   const server = await listen(host.listener);
   running.add(server);
-  return new TestHost(adapter, server.url, clock);
+  return new TestHost(adapter, server.url, clock, host.platform);
 }

@@ -1,0 +1,90 @@
+/**
+ * Client authentication (RFC 6749 2.3), shared by the token, revocation (RFC 7009 2.1) and
+ * introspection (RFC 7662 2.1) endpoints: HTTP Basic for a confidential client, `client_id` alone
+ * for a public one, every attempt through the brute-force throttle.
+ */
+import { readBasicAuth } from '../core/basic-auth.js';
+import type { PlatformRequest } from '../core/http.js';
+import { verifyClientSecret } from './client-secret.js';
+import type { OAuthContext } from './context.js';
+import { OAuthProtocolError } from './errors.js';
+import type { OAuthClientRecord } from './store/types.js';
+
+const CHALLENGE = { 'www-authenticate': 'Basic realm="oauth", charset="UTF-8"' };
+/** Verified against when the client does not exist, so the time taken does not tell (RFC 6749 10.2 spirit). */
+const DECOY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+
+export function invalidClient(): OAuthProtocolError {
+  return new OAuthProtocolError('invalid_client', 'client authentication failed', 401, CHALLENGE);
+}
+
+/** RFC 6749 2.3.1: the client id and secret are form-urlencoded before Basic encoding. */
+function formDecode(value: string): string {
+  try {
+    return decodeURIComponent(value.replace(/\+/g, ' '));
+  } catch {
+    throw invalidClient();
+  }
+}
+
+interface PresentedCredentials {
+  clientId: string;
+  secret?: string;
+}
+
+function presentedCredentials(request: PlatformRequest, form: Record<string, string>): PresentedCredentials {
+  const auth = readBasicAuth(request);
+  if (auth.kind === 'malformed') throw invalidClient();
+  if (auth.kind === 'basic') {
+    const clientId = formDecode(auth.user);
+    // RFC 6749 2.3: one authentication method per request.
+    if (form.client_secret !== undefined) throw new OAuthProtocolError('invalid_request', 'send client credentials either with HTTP Basic or in the body, not both');
+    if (form.client_id !== undefined && form.client_id !== clientId) throw new OAuthProtocolError('invalid_request', 'client_id in the body differs from the authenticated client');
+    return { clientId, secret: formDecode(auth.password) };
+  }
+  if (form.client_secret !== undefined) throw new OAuthProtocolError('invalid_client', 'authenticate the client with HTTP Basic (client_secret_basic)', 401, CHALLENGE);
+  if (!form.client_id) throw invalidClient();
+  return { clientId: form.client_id };
+}
+
+/** The presented secret is right; an unknown client costs the same scrypt work as a wrong secret. */
+async function verifyPresented(presented: PresentedCredentials, context: OAuthContext): Promise<OAuthClientRecord | undefined> {
+  const client = await context.store.getClient(presented.clientId);
+  if (!client) {
+    await verifyClientSecret(presented.secret ?? '', DECOY_HASH);
+    return undefined;
+  }
+  // A public client has no secret; it proves itself with PKCE instead.
+  if (!client.secretHash) return presented.secret === undefined ? client : undefined;
+  return presented.secret !== undefined && (await context.verifySecret(presented.secret, client.secretHash)) ? client : undefined;
+}
+
+/**
+ * RFC 6749 2.3.1 and 10.10: every attempt reserves a failure on the caller's IP and on the client
+ * id before the secret is checked, so no burst of guesses runs more checks than the limit. A
+ * success gives back only its own reservation: failures made by others stay counted.
+ */
+export async function authenticateClient(request: PlatformRequest, form: Record<string, string>, context: OAuthContext): Promise<OAuthClientRecord> {
+  const presented = presentedCredentials(request, form);
+  const attempt = await context.clientAuthThrottle.attempt([`ip:${context.clientIp(request)}`, `client:${presented.clientId}`]);
+  if (attempt.retryAfter > 0) {
+    throw new OAuthProtocolError('invalid_client', `too many failed client authentications; retry in ${attempt.retryAfter} seconds`, 429, {
+      'retry-after': String(attempt.retryAfter),
+    });
+  }
+  let client: OAuthClientRecord | undefined;
+  try {
+    client = await verifyPresented(presented, context);
+  } catch (error) {
+    // No verdict (the store failed): not a failure of the caller.
+    await attempt.release().catch(() => undefined);
+    throw error;
+  }
+  if (!client) {
+    // The reservation stays: it is this failure.
+    context.logger.info({ clientId: presented.clientId }, 'client authentication failed');
+    throw invalidClient();
+  }
+  await attempt.release();
+  return client;
+}

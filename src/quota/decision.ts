@@ -32,7 +32,7 @@ interface CountedDecision extends DecisionBase {
   rule: ResolvedQuotaRule;
   /**
    * `store`: the shared store counted this call. `insurance`: the store failed and
-   * `onStoreError: 'open'` let the local limiter decide (periods then hold the minute only, if limited).
+   * `onStoreError: 'open'` let the local limiter decide (periods then hold the minute and day, those limited).
    */
   source: 'store' | 'insurance';
   periods: QuotaPeriodState[];

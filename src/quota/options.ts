@@ -48,8 +48,8 @@ export interface QuotaOptions {
   /** Deadline of one store or rule-source call in ms. Default 1000. */
   storeTimeoutMs?: number;
   /**
-   * With `onStoreError: 'open'`, cap each client and path locally at its minute limit per minute
-   * (rate-limiter-flexible `RateLimiterMemory`) while the store is away. Default true; false admits everything.
+   * With `onStoreError: 'open'`, cap each client and path locally at its minute and day limits
+   * while the store is away, from the counts the store last reported. Default true; false admits everything.
    */
   insurance?: boolean;
   /** Where get_quota answers. Default `/openapi/v1`. */

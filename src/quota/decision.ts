@@ -59,7 +59,7 @@ export interface QuotaRejected extends CountedDecision {
 export interface QuotaStoreUnavailable extends DecisionBase {
   outcome: 'store_unavailable';
   admitted: false;
-  /** Known when only the store (not the rule source) failed. */
+  /** Known when only the store failed, or when the failing rule source had answered for this client and path before. */
   rule?: ResolvedQuotaRule;
   error: QuotaStoreError | QuotaStoreTimeoutError;
 }

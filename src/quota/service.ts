@@ -116,12 +116,12 @@ export function buildQuotaService(config: QuotaConfig): QuotaService {
     try {
       found = rules.find(clientId, apiPath);
     } catch (error) {
-      return onFailure({ clientId, apiPath, now }, asDependencyError('rules', error), undefined);
+      return onFailure({ clientId, apiPath, now }, asDependencyError('rules', error), rules.lastKnown(clientId, apiPath));
     }
     if (!isThenable(found)) return charge(clientId, apiPath, now, found);
     return found.then(
       (rule) => charge(clientId, apiPath, now, rule),
-      (error: unknown) => onFailure({ clientId, apiPath, now }, asDependencyError('rules', error), undefined),
+      (error: unknown) => onFailure({ clientId, apiPath, now }, asDependencyError('rules', error), rules.lastKnown(clientId, apiPath)),
     );
   };
 

@@ -32,7 +32,7 @@ interface CountedDecision extends DecisionBase {
   rule: ResolvedQuotaRule;
   /**
    * `store`: the shared store counted this call. `insurance`: the store failed and
-   * `onStoreError: 'open'` let the local limiter decide (periods then hold the minute only, if limited).
+   * `onStoreError: 'open'` let the local limiter decide (periods then hold the minute and day, those limited).
    */
   source: 'store' | 'insurance';
   periods: QuotaPeriodState[];
@@ -59,7 +59,7 @@ export interface QuotaRejected extends CountedDecision {
 export interface QuotaStoreUnavailable extends DecisionBase {
   outcome: 'store_unavailable';
   admitted: false;
-  /** Known when only the store (not the rule source) failed. */
+  /** Known when only the store failed, or when the failing rule source had answered for this client and path before. */
   rule?: ResolvedQuotaRule;
   error: QuotaStoreError | QuotaStoreTimeoutError;
 }

@@ -8,7 +8,7 @@ import { systemClock, type Clock } from '../core/clock.js';
 import { configurationError } from '../core/errors.js';
 import { consoleLogger, safeLogger, type Logger } from '../core/logger.js';
 import type { MaybePromise } from '../core/maybe-promise.js';
-import { basePathOption, functionOption, loggerOption, objectWith, positiveInteger } from '../core/option-schemas.js';
+import { basePathOption, countOption, functionOption, loggerOption, objectWith, positiveInteger } from '../core/option-schemas.js';
 import { checkTimeZone, QuotaCalendar } from './periods.js';
 import { quotaDefaultsSchema, quotaRuleSchema, resolveRule, unsatisfiable, type QuotaDefaults, type QuotaRule, type RuleSource } from './rules.js';
 import { indexRules } from './static-rules.js';
@@ -33,6 +33,11 @@ export type TokenVerifier = (token: string) => MaybePromise<QuotaIdentity | unde
 
 export type OnStoreError = 'open' | 'closed';
 
+export interface RuleCacheOptions {
+  ttlMs: number;
+  maxEntries: number;
+}
+
 /** Options of the quota (`courierPlatform({ quota })`); every one is documented in docs/options.md. */
 export interface QuotaOptions {
   /** Where counters live: memory (default, one process), Redis or PostgreSQL. */
@@ -48,8 +53,13 @@ export interface QuotaOptions {
   /** Deadline of one store or rule-source call in ms. Default 1000. */
   storeTimeoutMs?: number;
   /**
-   * With `onStoreError: 'open'`, cap each client and path locally at its minute limit per minute
-   * (rate-limiter-flexible `RateLimiterMemory`) while the store is away. Default true; false admits everything.
+   * How long what a rule source answered is kept per client and path (default 5000 ms; 0 asks
+   * the source on every call), and for how many pairs at most (default 10,000).
+   */
+  ruleCache?: Partial<RuleCacheOptions>;
+  /**
+   * With `onStoreError: 'open'`, cap each client and path locally at its minute and day limits
+   * while the store is away, from the counts the store last reported. Default true; false admits everything.
    */
   insurance?: boolean;
   /** Where get_quota answers. Default `/openapi/v1`. */
@@ -86,6 +96,12 @@ const countingOptions = {
   defaults: quotaDefaultsSchema,
   onStoreError: z.enum(['open', 'closed']).default('open'),
   storeTimeoutMs: positiveInteger.max(60_000).default(1000),
+  ruleCache: z
+    .strictObject({
+      ttlMs: countOption.max(3_600_000).default(5000),
+      maxEntries: positiveInteger.max(1_000_000).default(10_000),
+    })
+    .prefault({}),
   insurance: z.boolean().default(true),
 };
 
@@ -114,6 +130,7 @@ export interface QuotaConfig {
   defaults: QuotaDefaults;
   onStoreError: OnStoreError;
   storeTimeoutMs: number;
+  ruleCache: RuleCacheOptions;
   insurance: boolean;
   now: Clock;
   logger: Logger;
@@ -150,6 +167,7 @@ export function resolveQuotaConfig(options: ParsedQuotaServiceOptions): QuotaCon
     defaults,
     onStoreError: options.onStoreError,
     storeTimeoutMs: options.storeTimeoutMs,
+    ruleCache: options.ruleCache,
     insurance: options.insurance,
     now: options.now ?? systemClock,
     logger: safeLogger(options.logger ?? consoleLogger),

@@ -1,16 +1,17 @@
 /**
  * Which rule applies to a call, as fast as the guard needs it: normalised paths and the rules a
  * static list resolves to are remembered (bounded), so the hot path allocates nothing per call.
- * A host's rule source is asked every time, under the store deadline, and what it answers is
- * checked like a configured rule.
+ * What a host's rule source answers is checked like a configured rule and kept per client and
+ * path for `quota.ruleCache.ttlMs`, so the source is not asked on every guarded call; calls that
+ * miss the same pair at once share one question, asked under the store deadline.
  */
 import { isThenable } from '../core/maybe-promise.js';
 import { PairCache } from '../core/pair-cache.js';
 import { normalizeApiPath } from './api-path.js';
-import { withDeadline } from './deadline.js';
+import { asDependencyError, withDeadline } from './deadline.js';
 import { QuotaStoreError } from './errors.js';
 import type { QuotaConfig } from './options.js';
-import { checkRule, resolveRule, type MatchedRules, type ResolvedQuotaRule } from './rules.js';
+import { checkRule, resolveRule, type MatchedRules, type ResolvedQuotaRule, type RuleSource } from './rules.js';
 
 const MAX_REMEMBERED = 10_000;
 
@@ -23,13 +24,24 @@ export interface RuleLookup {
    * of the `rules` dependency.
    */
   find(clientId: string, apiPath: string): ResolvedQuotaRule | Promise<ResolvedQuotaRule>;
+  /** The rule the source last answered for the pair, however old: what a failing source falls back to. */
+  lastKnown(clientId: string, apiPath: string): ResolvedQuotaRule | undefined;
 }
 
-export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' | 'storeTimeoutMs'>): RuleLookup {
-  const { defaults, storeTimeoutMs } = config;
+interface CachedRule {
+  rule: ResolvedQuotaRule;
+  expiresAt: number;
+}
+
+export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' | 'storeTimeoutMs' | 'ruleCache' | 'now'>): RuleLookup {
+  const { defaults, storeTimeoutMs, now } = config;
   const { kind, source } = config.rules;
+  const { ttlMs, maxEntries } = config.ruleCache;
   const normalized = new Map<string, string>();
   const resolved = new PairCache<ResolvedQuotaRule>(MAX_REMEMBERED);
+  const answered = new PairCache<CachedRule>(maxEntries);
+  /** Questions to the source under way, by pair; bounded by the calls in flight. */
+  const asking = new Map<string, Promise<ResolvedQuotaRule>>();
 
   const checked = (matched: MatchedRules | undefined, apiPath: string): ResolvedQuotaRule => {
     const found = matched ?? {};
@@ -67,9 +79,33 @@ export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' 
         }
         return rule;
       }
-      const found = source.findRules(clientId, apiPath);
-      if (isThenable(found)) return withDeadline('rules', storeTimeoutMs, () => found).then((matched) => checked(matched, apiPath));
-      return checked(found, apiPath);
+      const askedAt = now();
+      const cached = answered.get(clientId, apiPath);
+      if (cached && cached.expiresAt > askedAt) return cached.rule;
+      const key = `${encodeURIComponent(clientId)} ${apiPath}`;
+      const pending = asking.get(key);
+      if (pending) return pending;
+      const keep = (matched: MatchedRules | undefined): ResolvedQuotaRule => {
+        const rule = checked(matched, apiPath);
+        answered.set(clientId, apiPath, { rule, expiresAt: askedAt + ttlMs });
+        return rule;
+      };
+      let found: ReturnType<RuleSource['findRules']>;
+      try {
+        found = source.findRules(clientId, apiPath);
+      } catch (error) {
+        throw asDependencyError('rules', error);
+      }
+      if (!isThenable(found)) return keep(found);
+      const question = withDeadline('rules', storeTimeoutMs, () => found).then(keep);
+      asking.set(key, question);
+      const done = () => asking.delete(key);
+      question.then(done, done);
+      return question;
+    },
+
+    lastKnown(clientId, apiPath) {
+      return answered.get(clientId, apiPath)?.rule;
     },
   };
 }

@@ -71,18 +71,19 @@ export function buildQuotaService(config: QuotaConfig): QuotaService {
   const { store, calendar, onStoreError, storeTimeoutMs, defaults } = config;
   const rules = createRuleLookup(config);
   const outage = createOutageLog(config.logger, store.kind, onStoreError);
-  const insurance = createInsuranceLimiter(config.insurance);
+  const insurance = createInsuranceLimiter(config.insurance, calendar);
   /** Whole ms: bucket starts are keys, and a fractional clock must not make every call a new key. */
   const readClock = (): number => Math.floor(config.now());
 
   const onFailure = (base: DecisionBase, error: QuotaStoreError | QuotaStoreTimeoutError, rule: ResolvedQuotaRule | undefined): MaybePromise<QuotaDecision> => {
     outage.failed(error, base.now);
     if (onStoreError === 'closed') return { ...base, outcome: 'store_unavailable', admitted: false, rule, error };
-    return insurance(base, rule ?? resolveRule({}, base.apiPath, defaults));
+    return insurance.decide(base, rule ?? resolveRule({}, base.apiPath, defaults));
   };
 
   const decided = (request: ConsumeRequest, rule: ResolvedQuotaRule, result: ConsumeResult): QuotaDecision => {
     outage.worked(request.now);
+    insurance.remember(request, result.used);
     return decide(request, rule, result);
   };
 
@@ -115,12 +116,12 @@ export function buildQuotaService(config: QuotaConfig): QuotaService {
     try {
       found = rules.find(clientId, apiPath);
     } catch (error) {
-      return onFailure({ clientId, apiPath, now }, asDependencyError('rules', error), undefined);
+      return onFailure({ clientId, apiPath, now }, asDependencyError('rules', error), rules.lastKnown(clientId, apiPath));
     }
     if (!isThenable(found)) return charge(clientId, apiPath, now, found);
     return found.then(
       (rule) => charge(clientId, apiPath, now, rule),
-      (error: unknown) => onFailure({ clientId, apiPath, now }, asDependencyError('rules', error), undefined),
+      (error: unknown) => onFailure({ clientId, apiPath, now }, asDependencyError('rules', error), rules.lastKnown(clientId, apiPath)),
     );
   };
 

@@ -100,8 +100,8 @@ function describeFaults(name: string, suite: (name: string, body: () => void) =>
       expect(during.map((d) => [d.outcome, 'source' in d ? d.source : undefined])).toEqual([
         ['admitted', 'insurance'],
         ['admitted', 'insurance'],
-        ['admitted', 'insurance'],
-        ['rejected', 'insurance'], // the insurance limiter caps at the minute limit
+        ['rejected', 'insurance'], // the insurance limiter continues from the store's 1 of 3
+        ['rejected', 'insurance'],
       ]);
       const inspection = await quota.inspect(clientId, PATH);
       expect(inspection.outcome).toBe('store_unavailable');

@@ -126,7 +126,7 @@ describe('decisions', () => {
     expect((await quota.consume('app', '/openapi/v1/orders/?x=1')).outcome).toBe('admitted');
     const second = await quota.consume('app', '/openapi/v1/orders');
     expect(second.outcome).toBe('rejected');
-    expect(asked).toEqual(['app /openapi/v1/orders', 'app /openapi/v1/orders']);
+    expect(asked).toEqual(['app /openapi/v1/orders']); // the second call found the rule cached
     expect(await quota.resolveRule('app', '/openapi/v1/other')).toMatchObject({ scope: 'system' });
   });
 
@@ -302,8 +302,58 @@ describe("onStoreError: 'open'", () => {
     expect(last.exhausted).toEqual(['minute']);
     expect(last.retryAfterSeconds).toBeGreaterThanOrEqual(1);
     expect(last.retryAfterSeconds).toBeLessThanOrEqual(60);
-    expect(quotaHeaders(decisions[0]!)).toMatchObject({ 'ratelimit-policy': '"minute";q=3;w=60' });
+    expect(quotaHeaders(decisions[0]!)).toMatchObject({ 'ratelimit-policy': '"minute";q=3;w=60, "day";q=1000;w=86400' });
     expect(quota.degraded).toBe(true);
+  });
+
+  it('continues from the minute the store last reported: a used-up minute stays used up until it rolls over', async () => {
+    const store = flakyStore();
+    const { quota, advance } = service({ store, start: '2026-11-21T10:00:37Z', rules: [{ scope: 'global', apiPath: '/openapi/v1/orders', minute: 3 }] });
+    for (let i = 0; i < 3; i++) expect((await quota.consume('app', '/openapi/v1/orders')).outcome).toBe('admitted');
+    store.failure = 'reject';
+    const during: QuotaDecision[] = [];
+    for (let i = 0; i < 5; i++) during.push(await quota.consume('app', '/openapi/v1/orders'));
+    expect(during.map((d) => d.outcome === 'rejected' && d.source === 'insurance' && d.period)).toEqual(['minute', 'minute', 'minute', 'minute', 'minute']);
+    expect(guardVerdict(during[0]!)).toMatchObject({ pass: false, response: { status: 429 } });
+    expect(during[0]?.outcome === 'rejected' && during[0].resetAt).toBe(at('2026-11-21T10:01:00Z'));
+    advance(22_999); // 10:00:59.999
+    expect((await quota.consume('app', '/openapi/v1/orders')).outcome).toBe('rejected');
+    advance(1); // the next calendar minute
+    const next = [await quota.consume('app', '/openapi/v1/orders'), await quota.consume('app', '/openapi/v1/orders'), await quota.consume('app', '/openapi/v1/orders'), await quota.consume('app', '/openapi/v1/orders')];
+    expect(next.map((d) => [d.outcome, d.outcome !== 'store_unavailable' && d.source])).toEqual([
+      ['admitted', 'insurance'],
+      ['admitted', 'insurance'],
+      ['admitted', 'insurance'],
+      ['rejected', 'insurance'],
+    ]);
+    // Other clients and paths keep their own counts.
+    expect((await quota.consume('other-app', '/openapi/v1/orders')).outcome).toBe('admitted');
+  });
+
+  it('admits exactly what is left of the minute the store reported (50 of 60 leaves 10)', async () => {
+    const store = flakyStore();
+    const { quota } = service({ store, rules: [{ scope: 'global', apiPath: '/x', minute: 60, day: 0 }] });
+    for (let i = 0; i < 50; i++) await quota.consume('app', '/x');
+    store.failure = 'reject';
+    const outcomes: string[] = [];
+    for (let i = 0; i < 12; i++) outcomes.push((await quota.consume('app', '/x')).outcome);
+    expect(outcomes).toEqual([...Array<string>(10).fill('admitted'), 'rejected', 'rejected']);
+    const last = await quota.consume('app', '/x');
+    expect(last.outcome === 'rejected' && last.periods).toEqual([
+      { period: 'minute', limit: 60, used: 60, remaining: 0, unlimited: false, resetAt: at('2026-11-21T10:01:00Z') },
+    ]);
+  });
+
+  it('continues from the day the store reported too, where the day is limited', async () => {
+    const store = flakyStore();
+    const { quota, advance } = service({ store, start: '2026-11-21T23:58:10Z', rules: [{ scope: 'global', apiPath: '/x', minute: 10, day: 4 }] });
+    for (let i = 0; i < 4; i++) expect((await quota.consume('app', '/x')).outcome).toBe('admitted');
+    advance(60_000); // a fresh minute, the same day
+    store.failure = 'throw';
+    const d = await quota.consume('app', '/x');
+    expect(d.outcome === 'rejected' && [d.source, d.exhausted, d.period, d.resetAt]).toEqual(['insurance', ['day'], 'day', at('2026-11-22T00:00:00Z')]);
+    advance(60_000); // the next day
+    expect((await quota.consume('app', '/x')).outcome).toBe('admitted');
   });
 
   it('logs one warning per outage and one info when the store is back, which the next call finds by itself', async () => {
@@ -318,7 +368,7 @@ describe("onStoreError: 'open'", () => {
     }
     expect(logger.records.map((r) => r.level)).toEqual(['warn']);
     expect(logger.records[0]?.message).toMatch(/quota store unavailable.*onStoreError: open/);
-    expect(logger.records[0]?.fields).toMatchObject({ store: 'flaky', error: expect.stringMatching(/ECONNREFUSED/) });
+    expect(logger.records[0]?.fields).toMatchObject({ store: 'flaky', err: expect.objectContaining({ message: expect.stringMatching(/ECONNREFUSED/) }) });
     store.failure = false;
     advance(5000);
     const back = await quota.consume('app', '/x');
@@ -354,7 +404,7 @@ describe("onStoreError: 'open'", () => {
     expect(decisions.map((d) => d.outcome)).toEqual(['admitted', 'admitted', 'rejected']);
     expect(decisions[0]?.outcome === 'admitted' && decisions[0].rule.scope).toBe('system');
     expect(logger.records).toHaveLength(1);
-    expect(logger.records[0]?.fields?.error).toMatch(/rule source failed: rules table gone/);
+    expect((logger.records[0]?.fields?.err as Error | undefined)?.message).toMatch(/rule source failed: rules table gone/);
   });
 });
 

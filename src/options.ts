@@ -113,6 +113,7 @@ const oauthSchema = z.strictObject({
   store: z.custom((v) => typeof v === 'object' && v !== null && typeof (v as { getClient?: unknown }).getClient === 'function', {
     message: 'must implement OAuthStore',
   }).optional(),
+  storeTimeoutMs: positive.max(60_000).optional(),
   signingKeys: z.array(z.union([z.string(), z.record(z.string(), z.unknown())])).optional(),
   lifetimes: z.strictObject({ code: positive.optional(), accessToken: positive.optional(), refreshToken: positive.optional(), idToken: positive.optional() }).optional(),
   bruteForce: z.strictObject({ clientAuthFailures: positive.optional(), windowSeconds: positive.optional() }).optional(),

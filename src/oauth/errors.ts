@@ -38,8 +38,13 @@ export function oauthErrorResponse(error: OAuthProtocolError): PlatformResponse 
   );
 }
 
-/** Errors of the shared core (body too large, wrong media type, ...) in RFC 6749 form. */
+/** RFC 6749 4.1.2.1 and 5.2: a store outage is `temporarily_unavailable`, a retry may succeed. */
+export function oauthErrorCode(error: PlatformError): string {
+  if (error.code === 'store_unavailable') return 'temporarily_unavailable';
+  return error.status === 401 ? 'invalid_client' : error.status >= 500 ? 'server_error' : 'invalid_request';
+}
+
+/** Errors of the shared core (body too large, wrong media type, a store outage, ...) in RFC 6749 form. */
 export function formatPlatformErrorAsOAuth(error: PlatformError): PlatformResponse {
-  const code = error.status === 401 ? 'invalid_client' : error.status >= 500 ? 'server_error' : 'invalid_request';
-  return oauthErrorResponse(new OAuthProtocolError(code, error.message, error.status, error.headers));
+  return oauthErrorResponse(new OAuthProtocolError(oauthErrorCode(error), error.message, error.status, error.headers));
 }

@@ -58,6 +58,11 @@ export interface OAuthOptions<Req = unknown> {
   clients?: OAuthClientConfig[];
   /** Default: in memory. */
   store?: OAuthStore;
+  /**
+   * Deadline of each store call, in ms. A call that fails or is late answers 503 (RFC 6749
+   * `temporarily_unavailable`) instead of hanging. Default 1000.
+   */
+  storeTimeoutMs?: number;
   /** Private keys (PEM or JWK), newest first: the first signs, all are published. Default: generated. */
   signingKeys?: SigningKeyInput[];
   lifetimes?: OAuthLifetimes;

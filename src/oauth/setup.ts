@@ -5,18 +5,19 @@ import type { PlatformRequest, PlatformResponse } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
 import type { MaybePromise } from '../core/maybe-promise.js';
 import type { Namespace, Route } from '../core/router.js';
+import { createStoreGuard, guardMethods, type StoreGuard } from '../core/store-guard.js';
 import { handleAuthorize, handleConsent } from './authorize.js';
 import { SUPPORTED_SCOPES } from './claims.js';
 import { createSecretVerifier, hashClientSecret, isClientSecretHash } from './client-secret.js';
 import type { OAuthContext } from './context.js';
 import { handleDiscovery, handleJwks } from './discovery.js';
-import { formatPlatformErrorAsOAuth } from './errors.js';
+import { formatPlatformErrorAsOAuth, oauthErrorCode } from './errors.js';
 import { loadKeyRing, type KeyRing } from './keys.js';
 import type { OAuthClientConfig, OAuthOptions, OAuthUser } from './options.js';
 import { errorPage } from './pages.js';
 import { createMemoryOAuthStore } from './store/memory.js';
 import type { AccessTokenRecord, OAuthClientRecord } from './store/types.js';
-import { createFailureThrottle } from './throttle.js';
+import { createFailureThrottle, type FailureThrottle } from './throttle.js';
 import { handleToken } from './token-endpoint.js';
 import { parseToken } from './token-format.js';
 import { handleUserinfo } from './userinfo.js';
@@ -68,6 +69,33 @@ function identityOf(record: AccessTokenRecord | undefined): TokenIdentity | unde
   return record && { clientId: record.clientId, sub: record.user.sub, scope: record.scope };
 }
 
+/**
+ * The throttle's counters live in the same store: its calls get the same deadline and outage log.
+ * A reservation the outage kept from being given back (or that landed after its deadline) is given
+ * back when the store is back, so an outage does not count as failed authentications and lock the
+ * client out.
+ */
+function guardedThrottle(throttle: FailureThrottle, guard: StoreGuard): FailureThrottle {
+  const releaseWhenBack = (release: () => Promise<void>, tries: number): Promise<void> =>
+    guard.run(release).catch((error: unknown) => {
+      if (tries > 1) guard.whenBack(() => void releaseWhenBack(release, tries - 1).catch(() => undefined));
+      throw error;
+    });
+  return {
+    attempt(names) {
+      const started = throttle.attempt(names);
+      return guard.run(() => started).then(
+        (attempt) => ({ retryAfter: attempt.retryAfter, release: () => releaseWhenBack(() => attempt.release(), 5) }),
+        (error: unknown) => {
+          // Late but done (a client may queue commands until it reconnects): nobody was answered, give it back.
+          started.then((late) => releaseWhenBack(() => late.release(), 5)).catch(() => undefined);
+          throw error;
+        },
+      );
+    },
+  };
+}
+
 /** Resolves the OAuth options into the shared context and its routes. */
 export interface OAuthServer {
   routes: Route[];
@@ -79,7 +107,14 @@ export interface OAuthServer {
 
 export function createOAuth(options: OAuthOptions, shared: OAuthShared): OAuthServer {
   const basePath = options.basePath ?? '/oauth';
-  const store = options.store ?? createMemoryOAuthStore({ now: shared.now });
+  const rawStore = options.store ?? createMemoryOAuthStore({ now: shared.now });
+  const kind = (rawStore as { kind?: unknown }).kind;
+  const storeGuard = createStoreGuard({
+    name: typeof kind === 'string' ? `OAuth store (${kind})` : 'OAuth store',
+    timeoutMs: options.storeTimeoutMs ?? 1000,
+    logger: shared.logger,
+  });
+  const store = guardMethods(rawStore, storeGuard);
   let keyRing: KeyRing | undefined;
   const ready = (async () => {
     keyRing = await loadKeyRing(options.signingKeys ?? [], (message) => shared.logger.warn({}, message));
@@ -111,12 +146,15 @@ export function createOAuth(options: OAuthOptions, shared: OAuthShared): OAuthSe
     bodyLimit: shared.bodyLimit,
     engine: new OAuth2Server({ model: {} as OAuth2Server.AuthorizationCodeModel }),
     verifySecret: createSecretVerifier(),
-    clientAuthThrottle: createFailureThrottle({
-      failures: options.bruteForce?.clientAuthFailures ?? 10,
-      windowSeconds: options.bruteForce?.windowSeconds ?? 900,
-      name: 'client-auth',
-      store,
-    }),
+    clientAuthThrottle: guardedThrottle(
+      createFailureThrottle({
+        failures: options.bruteForce?.clientAuthFailures ?? 10,
+        windowSeconds: options.bruteForce?.windowSeconds ?? 900,
+        name: 'client-auth',
+        store: rawStore,
+      }),
+      storeGuard,
+    ),
     logger: shared.logger,
     clientIp: shared.clientIp,
     authenticate: async (request) => (options.authenticate ? normalizeUser(await options.authenticate(request.raw)) : undefined),
@@ -124,7 +162,7 @@ export function createOAuth(options: OAuthOptions, shared: OAuthShared): OAuthSe
 
   const json = formatPlatformErrorAsOAuth;
   const html = (error: PlatformError): PlatformResponse =>
-    errorPage(error.status, error.status >= 500 ? 'server_error' : 'invalid_request', error.message);
+    errorPage(error.status, oauthErrorCode(error), error.message);
   const route = (method: string, path: string, handler: (r: PlatformRequest, c: OAuthContext) => Promise<PlatformResponse>, formatError = json): Route => ({
     method,
     path: `${basePath}${path}`,

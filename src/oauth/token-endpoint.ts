@@ -75,8 +75,9 @@ async function authenticateClient(request: PlatformRequest, form: Record<string,
   try {
     client = await verifyPresented(presented, context);
   } catch (error) {
-    // No verdict (the store failed): not a failure of the caller.
-    await attempt.release().catch(() => undefined);
+    // No verdict (the store failed): not a failure of the caller. Not awaited: the store is
+    // likely down, this answer must not wait a second deadline, and a failed give-back is retried.
+    attempt.release().catch(() => undefined);
     throw error;
   }
   if (!client) {
@@ -127,7 +128,10 @@ export async function handleToken(request: PlatformRequest, context: OAuthContex
     );
     return jsonResponse(200, engineResponse.body, { 'cache-control': 'no-store', pragma: 'no-cache' });
   } catch (error) {
-    // Body errors (413, 415) are formatted by the route, in the same RFC 6749 shape.
+    // Body errors (413, 415) and store outages (503) are formatted by the route, in the same
+    // RFC 6749 shape. The engine wraps what the model throws in a server_error: unwrap it.
+    const inner: unknown = error instanceof OAuth2Server.OAuthError ? (error as { inner?: unknown }).inner : undefined;
+    if (inner instanceof PlatformError) throw inner;
     if (error instanceof PlatformError) throw error;
     if (!(error instanceof OAuthProtocolError) && !(error instanceof OAuth2Server.OAuthError)) {
       context.logger.error({ err: error }, 'token endpoint failed');

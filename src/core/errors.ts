@@ -25,6 +25,7 @@ export const PLATFORM_ERROR_STATUS = {
   upstream_error: 502,
   oauth_unavailable: 503,
   quota_store_unavailable: 503,
+  store_unavailable: 503,
   upstream_timeout: 504,
 } as const;
 
@@ -169,5 +170,19 @@ export class UpstreamError extends PlatformError {
 export class UpstreamTimeoutError extends PlatformError {
   constructor(timeoutMs: number, cause?: unknown) {
     super(504, 'upstream_timeout', `The courier platform did not answer within ${timeoutMs} ms`, { cause });
+  }
+}
+
+/**
+ * A shared store (Redis, PostgreSQL) failed or missed its deadline. A 503 with `Retry-After`: the
+ * caller's request was fine and the next one tries the store again. The client sees no detail of
+ * the failure; the log has it, once per outage.
+ */
+export class StoreUnavailableError extends PlatformError {
+  readonly store: string;
+
+  constructor(store: string, cause?: unknown) {
+    super(503, 'store_unavailable', 'The service is temporarily unavailable; retry shortly', { cause, headers: { 'retry-after': '1' } });
+    this.store = store;
   }
 }

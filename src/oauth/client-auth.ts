@@ -77,7 +77,8 @@ export async function authenticateClient(request: PlatformRequest, form: Record<
     client = await verifyPresented(presented, context);
   } catch (error) {
     // No verdict (the store failed): not a failure of the caller.
-    await attempt.release().catch(() => undefined);
+    // Not awaited: the store is likely down, and this answer must not wait a second deadline.
+    attempt.release().catch(() => undefined);
     throw error;
   }
   if (!client) {

@@ -79,7 +79,7 @@ export function oauthErrorResponse(error: OAuthProtocolError): PlatformResponse 
 }
 
 /** The RFC 6749 code for an error of the shared core (body too large, a host callback that failed, ...). */
-function oauthCodeOf(error: PlatformError): OAuthErrorCode {
+export function oauthErrorCode(error: PlatformError): OAuthErrorCode {
   if (error.status === 401) return 'invalid_client';
   if (error.status === 503) return 'temporarily_unavailable';
   return error.status >= 500 ? 'server_error' : 'invalid_request';
@@ -87,7 +87,7 @@ function oauthCodeOf(error: PlatformError): OAuthErrorCode {
 
 /** Errors of the shared core in RFC 6749 form. */
 export function formatPlatformErrorAsOAuth(error: PlatformError): PlatformResponse {
-  return oauthErrorResponse(new OAuthProtocolError(oauthCodeOf(error), error.message, error.status, error.headers));
+  return oauthErrorResponse(new OAuthProtocolError(oauthErrorCode(error), error.message, error.status, error.headers));
 }
 
 /** A caller that accepts JSON and not HTML (a script, not a browser). */
@@ -102,7 +102,7 @@ function wantsJson(request: PlatformRequest): boolean {
  */
 export function browserErrorResponse(error: PlatformError, request?: PlatformRequest): PlatformResponse {
   if (request && wantsJson(request)) return formatPlatformErrorAsOAuth(error);
-  return errorPage(error.status, oauthCodeOf(error), error.message, error.headers);
+  return errorPage(error.status, oauthErrorCode(error), error.message, error.headers);
 }
 
 /**
@@ -111,6 +111,9 @@ export function browserErrorResponse(error: PlatformError, request?: PlatformReq
  */
 export function endpointErrorResponse(error: unknown, logger: Logger, endpoint: string): PlatformResponse {
   if (error instanceof PlatformError) throw error;
+  // Store outages (503) too; the engine wraps what the model throws in a server_error: unwrap it.
+  const inner: unknown = error instanceof OAuth2Server.OAuthError ? (error as { inner?: unknown }).inner : undefined;
+  if (inner instanceof PlatformError) throw inner;
   if (!(error instanceof OAuthProtocolError) && !(error instanceof OAuth2Server.OAuthError)) {
     logger.error({ err: error }, `${endpoint} endpoint failed`);
   }

@@ -69,6 +69,11 @@ export interface OAuthOptions<Req = unknown> {
   clients?: OAuthClientConfig[];
   /** Default: in memory. */
   store?: OAuthStore;
+  /**
+   * Deadline of each store call, in ms. A call that fails or is late answers 503 (RFC 6749
+   * `temporarily_unavailable`) instead of hanging. Default 1000.
+   */
+  storeTimeoutMs?: number;
   /** Private keys (PEM or JWK), newest first: the first signs, all are published. Checked when the platform is built. Default: generated. */
   signingKeys?: SigningKeyInput[];
   lifetimes?: OAuthLifetimes;
@@ -145,6 +150,7 @@ export const oauthOptionsSchema = z.strictObject({
     })
     .prefault({}),
   bruteForce: z.strictObject({ clientAuthFailures: positiveInteger.default(10), windowSeconds: positiveInteger.default(900) }).prefault({}),
+  storeTimeoutMs: positiveInteger.max(60_000).default(1000),
   basePath: basePathOption.default('/oauth'),
   onEvent: functionOption<NonNullable<OAuthOptions['onEvent']>>().optional(),
 });

@@ -6,6 +6,7 @@ import type { Logger } from '../core/logger.js';
 import type { MaybePromise } from '../core/maybe-promise.js';
 import { isPlainObject } from '../core/plain-object.js';
 import type { Namespace, Route } from '../core/router.js';
+import { createStoreGuard, guardMethods, type StoreGuard } from '../core/store-guard.js';
 import { handleAuthorize, handleConsent } from './authorize.js';
 import { createSecretVerifier } from './client-secret.js';
 import type { OAuthContext } from './context.js';
@@ -16,7 +17,7 @@ import type { OAuthUser, ResolvedOAuthOptions } from './options.js';
 import { createMemoryOAuthStore } from './store/memory.js';
 import { startup } from './startup.js';
 import type { AccessTokenRecord } from './store/types.js';
-import { createFailureThrottle } from './throttle.js';
+import { createFailureThrottle, type FailureThrottle } from './throttle.js';
 import { handleIntrospect } from './introspection.js';
 import { handleRevoke } from './revocation.js';
 import { handleToken } from './token-endpoint.js';
@@ -66,6 +67,34 @@ function hostAuthenticate(authenticate: ResolvedOAuthOptions['authenticate'], lo
   };
 }
 
+/**
+ * The throttle's counters live in the same store: its calls get the same deadline and outage log.
+ * A reservation the outage kept from being given back (or that landed after its deadline) is given
+ * back when the store is back, so an outage does not count as failed authentications and lock the
+ * client out.
+ */
+function guardedThrottle(throttle: FailureThrottle, guard: StoreGuard): FailureThrottle {
+  const releaseWhenBack = (release: () => Promise<void>, tries: number): Promise<void> =>
+    guard.run(release).catch((error: unknown) => {
+      if (tries > 1) guard.whenBack(() => void releaseWhenBack(release, tries - 1).catch(() => undefined));
+      throw error;
+    });
+  return {
+    attempt(names) {
+      const started = throttle.attempt(names);
+      return guard.run(() => started).then(
+        (attempt) => ({ retryAfter: attempt.retryAfter, release: () => releaseWhenBack(() => attempt.release(), 5) }),
+        (error: unknown) => {
+          // Late but done (a client may queue commands until it reconnects): nobody was answered, give it back.
+          started.then((late) => releaseWhenBack(() => late.release(), 5)).catch(() => undefined);
+          throw error;
+        },
+      );
+    },
+  };
+}
+
+
 /** Resolves the OAuth options into the shared context and its routes. */
 export interface OAuthServer {
   routes: Route[];
@@ -81,7 +110,14 @@ export interface OAuthServer {
 export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared): OAuthServer {
   const { basePath, lifetimes } = options;
   const logger = shared.logger;
-  const store = options.store ?? createMemoryOAuthStore({ now: shared.now });
+  const rawStore = options.store ?? createMemoryOAuthStore({ now: shared.now });
+  const kind = (rawStore as { kind?: unknown }).kind;
+  const storeGuard = createStoreGuard({
+    name: typeof kind === 'string' ? `OAuth store (${kind})` : 'OAuth store',
+    timeoutMs: options.storeTimeoutMs,
+    logger,
+  });
+  const store = guardMethods(rawStore, storeGuard);
   if (options.signingKeys.length === 0) {
     logger.warn({}, 'oauth.signingKeys is not set: generating a signing key; id_tokens will not verify after a restart and other processes cannot share it');
   }
@@ -106,12 +142,15 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     bodyLimit: shared.bodyLimit,
     engine: new OAuth2Server({ model: {} as OAuth2Server.AuthorizationCodeModel }),
     verifySecret: createSecretVerifier(),
-    clientAuthThrottle: createFailureThrottle({
-      failures: options.bruteForce.clientAuthFailures,
-      windowSeconds: options.bruteForce.windowSeconds,
-      name: 'client-auth',
-      store,
-    }),
+    clientAuthThrottle: guardedThrottle(
+      createFailureThrottle({
+        failures: options.bruteForce.clientAuthFailures,
+        windowSeconds: options.bruteForce.windowSeconds,
+        name: 'client-auth',
+        store: rawStore,
+      }),
+      storeGuard,
+    ),
     logger,
     clientIp: shared.clientIp,
     emit: eventEmitter(options.onEvent, shared.now, shared.logger),

@@ -115,17 +115,22 @@ export function createFailureThrottle({ failures, windowSeconds, name, store }: 
         const reserved = await counters.penalty(key);
         if (reserved.consumedPoints > failures) return refused(reserved.msBeforeNext);
       }
-      let released = false;
+      // Each key is given back once; a key whose give-back failed (the store was down) may be retried.
+      const pending = new Set(keys);
       return {
         retryAfter: 0,
         async release() {
-          if (released) return;
-          released = true;
           await Promise.all(
-            keys.map(async (key) => {
-              const left = await counters.reward(key);
-              // The window ended while the secret was checked, and the give-back opened the next one below zero.
-              if (left.consumedPoints < 0) await counters.penalty(key);
+            [...pending].map(async (key) => {
+              pending.delete(key);
+              try {
+                const left = await counters.reward(key);
+                // The window ended while the secret was checked, and the give-back opened the next one below zero.
+                if (left.consumedPoints < 0) await counters.penalty(key);
+              } catch (error) {
+                pending.add(key);
+                throw error;
+              }
             }),
           );
         },

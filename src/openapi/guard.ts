@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { errorEnvelope } from '../core/envelope.js';
-import { PlatformError, UnauthorizedError } from '../core/errors.js';
+import { PlatformError, StoreUnavailableError, UnauthorizedError } from '../core/errors.js';
 import type { PlatformRequest, PlatformResponse } from '../core/http.js';
 import { isThenable, type MaybePromise } from '../core/maybe-promise.js';
 import type { Route } from '../core/router.js';
@@ -41,6 +41,17 @@ function refusal(error: unknown): GuardVerdict {
   throw error || new Error(`quota guard: the token check or the quota failed with ${String(error)}`);
 }
 
+/**
+ * The token check could not answer (its store is down or late): 503 whatever `quota.onStoreError`
+ * says. `'open'` admits calls the quota cannot count, but without the token no application is
+ * known to admit, and the host's handler must never run for an unidentified caller.
+ */
+function tokenCheckError(error: unknown): PlatformError {
+  return error instanceof PlatformError ? error : new StoreUnavailableError('token check', error);
+}
+
+const tokenCheckFailed = (error: unknown): GuardVerdict => refusal(tokenCheckError(error));
+
 function verdictOf(decision: QuotaDecision, identity: QuotaIdentity): GuardVerdict {
   const verdict = guardVerdict(decision);
   return verdict.pass ? { pass: true, headers: verdict.headers, identity } : verdict;
@@ -59,9 +70,15 @@ function charge(identity: QuotaIdentity | undefined, quota: QuotaService, apiPat
  * a promise otherwise. Throws (or rejects) only for a bug, never for a caller's or store's fault.
  */
 export function guardRequest(request: PlatformRequest, quota: QuotaService, verify: TokenVerifier, apiPath = request.path): MaybePromise<GuardVerdict> {
+  let identity: MaybePromise<QuotaIdentity | undefined>;
   try {
-    const identity = identityOf(request, verify);
-    return isThenable(identity) ? identity.then((id) => charge(id, quota, apiPath), refusal) : charge(identity, quota, apiPath);
+    identity = identityOf(request, verify);
+  } catch (error) {
+    return tokenCheckFailed(error);
+  }
+  if (isThenable(identity)) return identity.then((id) => charge(id, quota, apiPath), tokenCheckFailed);
+  try {
+    return charge(identity, quota, apiPath);
   } catch (error) {
     return refusal(error);
   }
@@ -77,7 +94,11 @@ export function getQuotaRoute(basePath: string, quota: QuotaService, verify: Tok
     path: `${basePath}/get_quota`,
     formatError: errorEnvelope,
     handler: async (request) => {
-      const identity = await identityOf(request, verify);
+      const identity = await Promise.resolve()
+        .then(() => identityOf(request, verify))
+        .catch((error: unknown) => {
+          throw tokenCheckError(error);
+        });
       if (!identity) throw unauthorized();
       const { api_path: apiPath } = parseWith(getQuotaQuery, Object.fromEntries(request.query));
       return quotaReportResponse(await quota.inspect(identity.clientId, apiPath));

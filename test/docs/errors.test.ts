@@ -14,6 +14,7 @@ import {
   PayloadTooLargeError,
   PLATFORM_ERROR_STATUS,
   PlatformError,
+  StoreUnavailableError,
   UnauthorizedError,
   UnsupportedMediaTypeError,
   UpstreamError,
@@ -80,6 +81,7 @@ describe('every HTTP error class answers with the status of its code', () => {
     new UpstreamError('down'),
     new OAuthUnavailableError(new Error('store down')),
     new QuotaStoreUnavailableError(),
+    new StoreUnavailableError('OAuth store'),
     new UpstreamTimeoutError(10),
   ];
 

@@ -91,6 +91,8 @@ export interface HostSetup {
   logger?: Logger;
   /** Access-token lifetime in seconds (default 3600). */
   accessTokenSeconds?: number;
+  /** More OAuth options (a shared store, its deadline). */
+  oauth?: Partial<OAuthOptions>;
 }
 
 type Handler = 'ping' | 'orders' | 'order';
@@ -107,7 +109,7 @@ function sendJson(res: ServerResponse, body: unknown): void {
 
 /** The host app as a Node listener, with the platform mounted and the two guarded routes. */
 async function hostListener(adapter: AdapterName, setup: HostSetup, clock: TestClock, handled: string[]) {
-  const oauth = await oauthOptions(setup.accessTokenSeconds ? { accessToken: setup.accessTokenSeconds } : undefined);
+  const oauth = { ...(await oauthOptions(setup.accessTokenSeconds ? { accessToken: setup.accessTokenSeconds } : undefined)), ...setup.oauth };
   const base = { courier: false as const, quota: setup.quota, now: clock.now, logger: setup.logger ?? silentLogger };
   const answer = (handler: Handler, platformAuth: QuotaIdentity | undefined): HostBody => {
     handled.push(handler);

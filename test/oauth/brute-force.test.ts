@@ -27,8 +27,10 @@ async function clients(): Promise<OAuthClientConfig[]> {
   return [{ id: CONFIDENTIAL.id, secretHash: await fullStrength, redirectUris: [CONFIDENTIAL.redirectUri] }];
 }
 
+// A burst of 200 checks queues on one connection pool far longer than a healthy call takes: the
+// store deadline is not what these tests measure.
 const hostOn = async (adapter: AdapterName, store: OAuthStore) =>
-  startHost(adapter, { oauth: { store, clients: await clients() }, platform: { clientIp: (request) => header(request, 'x-test-ip') } });
+  startHost(adapter, { oauth: { store, clients: await clients(), storeTimeoutMs: 30_000 }, platform: { clientIp: (request) => header(request, 'x-test-ip') } });
 
 /** Bursts of HTTP requests and real scrypt checks: generous on a busy machine. */
 const SLOW = { timeout: 60_000 };
@@ -114,7 +116,7 @@ function bruteForceSuite(makeStores: () => StoreFactory, adapters: readonly Adap
 describe('brute force on client authentication with the memory store', SLOW, () => {
   bruteForceSuite(memoryStores, ADAPTER_NAMES);
 
-  it('a store failure while the client is looked up is a server error, not a failed authentication', async () => {
+  it('a store failure while the client is looked up is a 503 (RFC 6749 5.2 temporarily_unavailable), not a failed authentication', async () => {
     const memory = createMemoryOAuthStore();
     let failures = 0;
     const store: OAuthStore = { ...memory, getClient: (id) => (failures-- > 0 ? Promise.reject(new Error('store down')) : memory.getClient(id)) };
@@ -122,8 +124,8 @@ describe('brute force on client authentication with the memory store', SLOW, () 
     failures = LIMIT + 2;
     for (let i = 0; i < LIMIT + 2; i++) {
       const res = await attempt(host, '198.51.100.9', CONFIDENTIAL.secret);
-      expect(res.status).toBeGreaterThanOrEqual(500);
-      expect(res.body.error).toBe('server_error');
+      expect(res.status).toBe(503);
+      expect(res.body.error).toBe('temporarily_unavailable');
     }
     expect((await attempt(host, '198.51.100.9', CONFIDENTIAL.secret)).status).toBe(400);
   });

@@ -1,7 +1,10 @@
 /**
  * A TCP proxy on 127.0.0.1 between a client and a real server, for fault tests: `cut()` drops
- * every open connection and refuses new ones (accepted, then closed at once), `resume()` lets
- * new ones through again. Nothing else changes, so the client sees exactly an outage.
+ * every open connection and refuses new ones (accepted, then closed at once); `partition()` keeps
+ * every connection open but holds what either side sends, and holds new connections unanswered,
+ * the way a network partition looks to both ends; `resume()` ends either, delivering what a
+ * partition held in order, as TCP's retransmission would. Nothing else changes, so the client
+ * sees exactly an outage.
  */
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { listenOnLoopback } from './net.js';
@@ -14,6 +17,8 @@ export interface TcpProxy {
   readonly connections: number;
   /** Destroys every current connection and refuses new ones until `resume()`. */
   cut(): void;
+  /** Holds every byte and every new connection until `resume()`; nothing is closed or refused. */
+  partition(): void;
   resume(): void;
   close(): Promise<void>;
 }
@@ -22,6 +27,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   const sockets = new Set<Socket>();
   let refusing = false;
   let forwarded = 0;
+  // While partitioned: what arrived, in order, to be delivered on resume.
+  let held: (() => void)[] | undefined;
+  const deliver = (action: () => void) => (held ? held.push(action) : action());
   const track = (socket: Socket): void => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -35,12 +43,20 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       return;
     }
     forwarded++;
-    const upstream = createConnection({ host: target.host, port: target.port });
-    track(upstream);
-    downstream.pipe(upstream);
-    upstream.pipe(downstream);
-    upstream.on('close', () => downstream.destroy());
-    downstream.on('close', () => upstream.destroy());
+    const early: Buffer[] = [];
+    const collect = (chunk: Buffer) => early.push(chunk);
+    downstream.on('data', collect);
+    deliver(() => {
+      if (downstream.destroyed) return;
+      const upstream = createConnection({ host: target.host, port: target.port });
+      track(upstream);
+      downstream.off('data', collect);
+      for (const chunk of early) upstream.write(chunk);
+      downstream.on('data', (chunk: Buffer) => deliver(() => upstream.write(chunk)));
+      upstream.on('data', (chunk: Buffer) => deliver(() => downstream.write(chunk)));
+      upstream.on('close', () => downstream.destroy());
+      downstream.on('close', () => upstream.destroy());
+    });
   });
   const port = await listenOnLoopback(server);
   let closing: Promise<void> | undefined;
@@ -55,12 +71,19 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       refusing = true;
       for (const socket of sockets) socket.destroy();
     },
+    partition() {
+      held ??= [];
+    },
     resume() {
       refusing = false;
+      const actions = held ?? [];
+      held = undefined;
+      for (const action of actions) action();
     },
     close() {
       closing ??= new Promise<void>((resolve) => {
         refusing = true;
+        held = undefined;
         for (const socket of sockets) socket.destroy();
         server.close(() => resolve());
       });

@@ -1,0 +1,78 @@
+/**
+ * An OAuth store that fails or hangs answers 503 on every adapter (docs/deployment.md): RFC 6749
+ * 5.2 `temporarily_unavailable` JSON on the token and userinfo endpoints, the OAuth error page on
+ * authorize, the envelope with code 1 on the guarded host routes and get_quota; never a 500, never
+ * the framework's error page, and the host's handler never runs.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { createMemoryOAuthStore, type OAuthStore } from '../../src/oauth/store/index.js';
+import { ADAPTER_NAMES, accessToken, bearer, CONFIDENTIAL, closeHosts, ping, startHost } from './quota-helpers.js';
+
+type Mode = 'up' | 'failing' | 'hanging';
+
+/** The memory store, with every call failing or hanging while `mode` says so. */
+function switchableStore(): { store: OAuthStore; set(mode: Mode): void } {
+  const memory = createMemoryOAuthStore();
+  let mode: Mode = 'up';
+  const store = new Proxy(memory, {
+    get(target, key, receiver) {
+      const value: unknown = Reflect.get(target, key, receiver);
+      // Without the synchronous lookup the guard asks the store like a networked one.
+      if (key === 'findAccessTokenSync') return undefined;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) =>
+        mode === 'up' ? (value as (...a: unknown[]) => unknown).apply(target, args) : mode === 'failing' ? Promise.reject(new Error('ECONNRESET')) : new Promise(() => {});
+    },
+  });
+  return { store, set: (next) => (mode = next) };
+}
+
+afterAll(closeHosts);
+
+describe.each(ADAPTER_NAMES)('an unavailable OAuth store on %s', (adapter) => {
+  for (const mode of ['failing', 'hanging'] as const) {
+    it(`${mode}: every endpoint answers 503 in its own format, and the service heals when the store is back`, async () => {
+      const { store, set } = switchableStore();
+      const host = await startHost(adapter, { quota: {}, oauth: { store, storeTimeoutMs: 200 } });
+      const { token } = await accessToken(host, CONFIDENTIAL);
+      set(mode);
+
+      const guarded = await ping(host, token);
+      expect(guarded.status).toBe(503);
+      expect(guarded.headers['retry-after']).toBe('1');
+      expect(guarded.body).toMatchObject({ code: 1, data: null });
+      expect(host.handled).toEqual([]);
+
+      const quota = await host.http().get('/openapi/v1/get_quota?api_path=/openapi/v1/ping').set(bearer(token));
+      expect(quota.status).toBe(503);
+      expect(quota.body).toMatchObject({ code: 1 });
+
+      // RFC 6749 5.2 and OIDC Core 5.3.3: the JSON error of the token and userinfo endpoints.
+      const userinfo = await host.http().get('/oauth/userinfo').set(bearer(token));
+      const refresh = await host
+        .http()
+        .post('/oauth/token')
+        .auth(CONFIDENTIAL.id, CONFIDENTIAL.secret)
+        .type('form')
+        .send({ grant_type: 'refresh_token', refresh_token: 'rt' });
+      for (const res of [userinfo, refresh]) {
+        expect(res.status).toBe(503);
+        expect(res.headers['content-type']).toMatch(/^application\/json/);
+        expect(res.headers['retry-after']).toBe('1');
+        expect(res.body.error).toBe('temporarily_unavailable');
+      }
+
+      // RFC 6749 4.1.2.1: without a client record there is no redirect URI to trust, so an error page.
+      const authorize = await host.http().get(`/oauth/authorize?response_type=code&client_id=${CONFIDENTIAL.id}&state=s`).set('x-test-user', 'alice');
+      expect(authorize.status).toBe(503);
+      expect(authorize.headers['content-type']).toMatch(/^text\/html/);
+      expect(authorize.text).toContain('temporarily_unavailable');
+      expect(authorize.text).not.toMatch(/ at .*\.(ts|js):\d+/);
+
+      set('up');
+      expect((await ping(host, token)).status).toBe(200);
+      expect((await host.http().get('/oauth/userinfo').set(bearer(token))).status).toBe(200);
+      await host.close();
+    });
+  }
+});

@@ -588,6 +588,83 @@ describePostgres('postgres quota store', () => {
     expect(results.slice(6).map((r) => r.used[0]).sort()).toEqual([1, 2]);
   });
 
+  /** The pool, holding back each consume statement until the test lets it go. */
+  function holdingPool() {
+    const held: { calls: number; release: () => void }[] = [];
+    const counted = new Proxy(pool, {
+      get(target, property, receiver) {
+        if (property !== 'query') return Reflect.get(target, property, receiver);
+        return async (text: string, values?: unknown[]) => {
+          if (/_consume"\(/.test(text)) {
+            await new Promise<void>((release) => held.push({ calls: (values![6] as number[]).length, release }));
+          }
+          return target.query(text, values);
+        };
+      },
+    });
+    return { pool: counted, held };
+  }
+  const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+  /** Lets the event loop turn until `done()` holds (at most 1000 turns). */
+  const until = async (done: () => boolean): Promise<void> => {
+    for (let i = 0; i < 1000 && !done(); i++) await nextTurn();
+    expect(done()).toBe(true);
+  };
+
+  it('while a statement of a client and path is in flight, holds their next calls back and sends them together as the next one', async () => {
+    const { pool: holding, held } = holdingPool();
+    const store = createPostgresQuotaStore({ pool: holding, schema: freshSchema(), migrate: false });
+    await store.migrate();
+    const now = Date.UTC(2026, 10, 21, 10, 0, 0);
+    const call = (clientId = 'queued') => store.consume({ clientId, apiPath: '/x', cost: 1, buckets: buckets(now, 3), now });
+    const first = call();
+    await until(() => held.length === 1);
+    const later = [call()];
+    await nextTurn();
+    later.push(call(), call());
+    const other = call('someone-else'); // another client is not held back
+    await until(() => held.length === 2);
+    for (let i = 0; i < 10; i++) await nextTurn();
+    expect(held.map((statement) => statement.calls)).toEqual([1, 1]);
+    held[1]!.release();
+    expect(await other).toEqual({ admitted: true, used: [1] });
+    held[0]!.release();
+    expect(await first).toEqual({ admitted: true, used: [1] });
+    await until(() => held.length === 3);
+    expect(held.map((statement) => statement.calls)).toEqual([1, 1, 3]);
+    held[2]!.release();
+    expect(await Promise.all(later)).toEqual([
+      { admitted: true, used: [2] },
+      { admitted: true, used: [3] },
+      { admitted: false, used: [3] },
+    ]);
+    await store.close();
+  });
+
+  it('stops holding calls back behind a statement that has not answered for a second', async () => {
+    const { pool: holding, held } = holdingPool();
+    const store = createPostgresQuotaStore({ pool: holding, schema: freshSchema(), migrate: false });
+    await store.migrate();
+    const now = Date.UTC(2026, 10, 21, 10, 0, 0);
+    const call = () => store.consume({ clientId: 'stalled', apiPath: '/x', cost: 1, buckets: buckets(now, 5), now });
+    const stalled = call();
+    await until(() => held.length === 1);
+    const heldBack = call();
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect(held).toHaveLength(1);
+    const after = call();
+    await until(() => held.length === 2);
+    expect(held.map((statement) => statement.calls)).toEqual([1, 2]); // the held-back call goes with the next one
+    held[1]!.release();
+    expect(await Promise.all([heldBack, after])).toEqual([
+      { admitted: true, used: [1] },
+      { admitted: true, used: [2] },
+    ]);
+    held[0]!.release();
+    expect(await stalled).toEqual({ admitted: true, used: [3] });
+    await store.close();
+  });
+
   it('migrates a counter table that already holds counts without losing them', async () => {
     const schema = freshSchema();
     const now = Date.UTC(2026, 10, 21, 10, 0, 0);

@@ -3,13 +3,14 @@
  *
  * A guarded call is one autocommit statement calling a PL/pgSQL function, which checks every
  * period and charges all or none, exactly under READ COMMITTED and without deadlocks
- * (postgres-sql.ts says how). Under load a Node server reads many requests in one turn of its
- * event loop; the calls among them for the same client, path and buckets are queued until
- * `setImmediate` (the end of that turn: no call waits for a timer) and sent as ONE statement,
- * which admits as many as fit in arrival order and answers each call its own verdict. One round
- * trip, one commit and one new row version per period then serve the whole batch, where
- * one call per statement would queue every call of a client and path on the same row locks.
+ * (postgres-sql.ts says how). The calls of one client, path and set of buckets that arrive in
+ * the same turn of the event loop, or while a statement of theirs is in flight, go together as
+ * ONE statement (batches.ts), which admits as many as fit in arrival order and answers each call
+ * its own verdict and counts. One round trip, one commit and one new row version per period then
+ * serve the whole batch, where one call per statement would queue every call of a client and
+ * path on the same row locks.
  */
+import { batcher, type Batch } from './batches.js';
 import { DEFAULT_SCHEMA, DEFAULT_TABLE, quotaSql } from './postgres-sql.js';
 import { checkConsumeRequest, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaStore } from './types.js';
 
@@ -104,11 +105,11 @@ interface Call {
   reject: (error: unknown) => void;
 }
 
-/** The calls of one turn that share a client, a path and buckets (limits included). */
-interface Batch {
-  request: ConsumeRequest;
-  calls: Call[];
-}
+/**
+ * A batch in flight this long (ms) no longer holds the next calls of its client and path back:
+ * no longer than the quota service waits for a store by default.
+ */
+const STALLED_MS = 1000;
 
 /** Calls share a statement only when they share every row and every limit. */
 function batchKey({ clientId, apiPath, buckets }: ConsumeRequest): string {
@@ -144,7 +145,6 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
   let ready: Promise<void> | undefined;
   let nextCleanupAt = 0;
   let cleanup: Promise<unknown> | undefined;
-  const inFlight = new Set<Promise<unknown>>();
 
   const migrate = async (): Promise<void> => {
     const client = await pool.connect();
@@ -202,61 +202,40 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
       });
   };
 
-  /** One statement for the batch; each call gets the counts as they stood after it. */
-  const send = ({ request, calls }: Batch): void => {
-    const { clientId, apiPath, buckets } = request;
-    const values = [
-      clientId,
-      apiPath,
-      buckets.map((b) => b.period),
-      buckets.map((b) => b.start),
-      buckets.map((b) => b.end),
-      buckets.map((b) => b.limit),
-      calls.map((call) => call.cost),
-      lockTimeoutMs,
-      synchronousCommit,
-    ];
-    const sent = pool.query(sql.consume, values).then(
-      (result) => {
-        const row = result.rows[0];
-        const counts = row?.counts;
-        const verdicts = row?.verdicts;
-        if (!Array.isArray(counts) || counts.length !== buckets.length || !Array.isArray(verdicts) || verdicts.length !== calls.length) {
-          throw new Error('postgres quota store: unexpected answer from the consume function');
-        }
-        let charged = 0;
-        const base = counts.map(toNumber);
-        calls.forEach((call, i) => {
-          const admitted = verdicts[i] === true;
-          if (admitted) charged += call.cost;
-          call.resolve({ admitted, used: base.map((count) => count + charged) });
-        });
-      },
-    );
-    const settled = sent.catch((error: unknown) => {
-      for (const call of calls) call.reject(error);
-    });
-    inFlight.add(settled);
-    void settled.finally(() => inFlight.delete(settled));
+  /** One statement for a batch; each call gets the counts as they stood after it. */
+  const send = async ({ request, calls }: Batch<ConsumeRequest, Call>): Promise<void> => {
     maybeCleanup(request.now);
+    const { clientId, apiPath, buckets } = request;
+    try {
+      const result = await pool.query(sql.consume, [
+        clientId,
+        apiPath,
+        buckets.map((b) => b.period),
+        buckets.map((b) => b.start),
+        buckets.map((b) => b.end),
+        buckets.map((b) => b.limit),
+        calls.map((call) => call.cost),
+        lockTimeoutMs,
+        synchronousCommit,
+      ]);
+      const row = result.rows[0];
+      const counts = row?.counts;
+      const verdicts = row?.verdicts;
+      if (!Array.isArray(counts) || counts.length !== buckets.length || !Array.isArray(verdicts) || verdicts.length !== calls.length) {
+        throw new Error('postgres quota store: unexpected answer from the consume function');
+      }
+      const base = counts.map(toNumber);
+      let charged = 0;
+      calls.forEach((call, i) => {
+        const admitted = verdicts[i] === true;
+        if (admitted) charged += call.cost;
+        call.resolve({ admitted, used: base.map((count) => count + charged) });
+      });
+    } catch (error) {
+      for (const call of calls) call.reject(error);
+    }
   };
-
-  let queue = new Map<string, Batch>();
-  const flush = (): void => {
-    const batches = queue;
-    queue = new Map();
-    for (const batch of batches.values()) send(batch);
-  };
-
-  const enqueue = (request: ConsumeRequest): Promise<ConsumeResult> =>
-    new Promise((resolve, reject) => {
-      if (queue.size === 0) setImmediate(flush);
-      const key = batchKey(request);
-      const call: Call = { cost: request.cost, resolve, reject };
-      const batch = queue.get(key);
-      if (batch) batch.calls.push(call);
-      else queue.set(key, { request, calls: [call] });
-    });
+  const batches = batcher(send, STALLED_MS);
 
   const byPeriod = (rows: Record<string, unknown>[]): Map<string, number> =>
     new Map(rows.map((row) => [String(row.period), toNumber(row.used)]));
@@ -268,7 +247,7 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
     async consume(request: ConsumeRequest): Promise<ConsumeResult> {
       checkConsumeRequest(request);
       if (autoMigrate) await ensureReady();
-      return enqueue(request);
+      return new Promise((resolve, reject) => batches.add(batchKey(request), request, { cost: request.cost, resolve, reject }));
     },
     async peek(request: PeekRequest): Promise<number[]> {
       await ensureReady();
@@ -289,8 +268,7 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
       return total;
     },
     async close(): Promise<void> {
-      if (queue.size > 0) flush();
-      await Promise.all([...inFlight]);
+      await batches.drain();
       await cleanup;
     },
   };

@@ -84,8 +84,9 @@ export const quotaScenario: Scenario = {
       const started = await Promise.all(SPECS.map((spec) => launch(spec, spec.id)));
       const targets = started.map((contender) => contender.target);
       const specOf = (id: string) => SPECS.find((spec) => spec.id === id)!;
-      // Each pair runs on two servers started for it: an A/A control of a fresh twin against a
-      // bare Express that had been through every round read 1.03-1.07.
+      // Each pair runs on two servers started for it, so that neither side brings the heap and
+      // the JIT state of the rounds: a server fresh from start-up against one that went through
+      // every round is not an A/A pair.
       const freshPair = async (a: string, b: string, h2h: HeadToHeadOptions): Promise<HeadToHead> => {
         const pair = await Promise.all([launch(specOf(a), `${a}-h2h-a`), launch(specOf(b), `${b}-h2h-b`)]);
         try {

@@ -246,7 +246,7 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
     migrate,
     async consume(request: ConsumeRequest): Promise<ConsumeResult> {
       checkConsumeRequest(request);
-      if (autoMigrate) await ensureReady();
+      await ensureReady();
       return new Promise((resolve, reject) => batches.add(batchKey(request), request, { cost: request.cost, resolve, reject }));
     },
     async peek(request: PeekRequest): Promise<number[]> {

@@ -3,8 +3,9 @@
  * that charges one client and path for a batch of calls in one statement.
  *
  * One row per (client_id, api_path, period, bucket_start). A guarded call is one autocommit
- * statement, `SELECT counts, verdicts FROM <table>_consume(...)`, for every call of one client and
- * path with the same buckets that the store gathered in one turn of the event loop. Inside it:
+ * statement, `SELECT counts, verdicts FROM <table>_consume(...)`, shared by the calls of one
+ * client and path with the same buckets that the store gathered into one batch (batches.ts).
+ * Inside it:
  *
  *   1. INSERT ... ON CONFLICT DO NOTHING, in key order: every counter row exists afterwards. An
  *      existing row is neither written nor locked; a row another transaction is inserting is

@@ -94,8 +94,8 @@ export async function headToHead(a: Contender, b: Contender, options: HeadToHead
     await Promise.all([loadTest(a.target, connections, WARMUP_S), loadTest(b.target, connections, WARMUP_S)]);
     const run = (target: Target) => loadTest(target, connections, options.durationS);
     for (let round = 0; round < options.rounds; round++) {
-      // The order alternates, so neither server is always the one whose load starts first (a
-      // standalone A/A gave that one about 1 % less).
+      // The order alternates, so neither server is always the one whose load starts first (in
+      // an A/A pair that one gets about 1 % less).
       const aFirst = round % 2 === 0;
       const first = run(aFirst ? a.target : b.target);
       const second = run(aFirst ? b.target : a.target);

@@ -28,7 +28,7 @@ export function killAllServers(): void {
  * Starts `bench/servers/<entry>` with `node --import tsx`, passes `env`, and resolves once the
  * child prints `READY <url>`. Rejects if it exits or stays silent for `timeoutMs`.
  */
-export function startServer(name: string, entry: string, env: Record<string, string>, timeoutMs = 20_000): Promise<ServerProcess> {
+export function startServer(name: string, entry: string, env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(`../servers/${entry}`, import.meta.url))], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },

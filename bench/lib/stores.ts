@@ -123,6 +123,37 @@ export async function countRedisCommands<T>(admin: Redis, connectionNames: reado
   }
 }
 
+/** Row versions a table received: `pg_stat_user_tables` counters since the statistics were reset. */
+export interface TableWrites {
+  inserted: number;
+  updated: number;
+  /** Updates that found room on the same page and touched no index (HOT): the cheapest kind. */
+  hot: number;
+}
+
+/**
+ * The write counters of every table in `schema`. A backend publishes its counts at most once a
+ * second, and when it goes idle within that second, 10 s later (PostgreSQL 15+): read 11 s after
+ * the last call, every count of it is in.
+ */
+export async function settledTableWrites(pool: pg.Pool, schema: string): Promise<Map<string, TableWrites>> {
+  await new Promise((resolve) => setTimeout(resolve, 11_000));
+  const { rows } = await pool.query(
+    'SELECT relname, n_tup_ins::float8 AS inserted, n_tup_upd::float8 AS updated, n_tup_hot_upd::float8 AS hot FROM pg_stat_user_tables WHERE schemaname = $1',
+    [schema],
+  );
+  return new Map(rows.map((row: { relname: string } & TableWrites) => [row.relname, { inserted: row.inserted, updated: row.updated, hot: row.hot }]));
+}
+
+/** `0.10 row versions (0.00 inserted, 0.10 updated, 0.10 HOT)` per call, for a table cell. */
+export function writesPerCall(before: ReadonlyMap<string, TableWrites>, after: ReadonlyMap<string, TableWrites>, table: string, calls: number): string {
+  const was = before.get(table) ?? { inserted: 0, updated: 0, hot: 0 };
+  const now = after.get(table);
+  if (!now || calls === 0) return 'row versions n/a';
+  const per = (field: keyof TableWrites) => (now[field] - was[field]) / calls;
+  return `${(per('inserted') + per('updated')).toFixed(2)} row versions (${per('inserted').toFixed(2)} inserted, ${per('updated').toFixed(2)} updated, ${per('hot').toFixed(2)} of them HOT)`;
+}
+
 /** Deletes every key containing `token` (SCAN + UNLINK, bounded); answers how many went. */
 export async function deleteKeysOf(redis: Redis, token: string): Promise<number> {
   let cursor = '0';
@@ -145,8 +176,8 @@ export interface RunStores {
 }
 
 /**
- * Connects the runner to Redis and PostgreSQL for one scenario run. The clean-up deletes every key
- * containing `token` and drops `schemas`; it is also registered for Ctrl-C.
+ * Connects the runner to Redis and PostgreSQL for one scenario run and creates `schemas`. The
+ * clean-up deletes every key containing `token` and drops `schemas`; it is also registered for Ctrl-C.
  */
 export async function connectRunStores(token: string, schemas: readonly string[]): Promise<RunStores> {
   for (const schema of schemas) {
@@ -176,7 +207,8 @@ export async function connectRunStores(token: string, schemas: readonly string[]
   });
   try {
     await redis.connect();
-    await pool.query('SELECT 1');
+    // Made here, so that servers which only create tables (rate-limiter-flexible's) find them.
+    for (const schema of schemas) await pool.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
   } catch (error) {
     await cleanup().catch(() => undefined);
     throw new Error(`cannot reach Redis (${REDIS_URL}) or PostgreSQL (${DATABASE_URL}): ${(error as Error).message}`);

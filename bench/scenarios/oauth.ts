@@ -59,7 +59,7 @@ export const oauthScenario: Scenario = {
   name: 'oauth',
   title: 'OAuth: userinfo and the refresh_token grant on the memory, Redis and PostgreSQL stores',
   notes: [
-    'Each store has its own server process: Express 5 + `courierPlatform({ courier: false, quota: false, oauth })` with one confidential client and one RS256 signing key made at set-up. The client is configured with its plain secret (hashed with scrypt N=16384 at start-up); every token request authenticates it exactly as the token endpoint does (src/oauth/token-endpoint.ts: at the time of writing through `createSecretVerifier`, which remembers a successful scrypt verification for 5 minutes, so scrypt runs on a miss only). Redis: ioredis, one connection. PostgreSQL: pg.Pool (default size 10).',
+    'Each store has its own server process: Express 5 + `courierPlatform({ courier: false, quota: false, oauth })` with one confidential client and one RS256 signing key made at set-up. The client is configured with its plain secret (hashed with scrypt N=16384 at start-up); every token request authenticates it exactly as the token endpoint does (`createSecretVerifier`, src/oauth/client-secret.ts, remembers a successful scrypt verification for 5 minutes, so scrypt runs on a miss only). Redis: ioredis, one connection. PostgreSQL: pg.Pool (default size 10).',
     'Set-up walks authorize → consent → token over HTTP for one grant per connection plus one (scope `openid profile offline_access`, one user each).',
     'userinfo: GET /oauth/userinfo with the spare grant\'s access token (shared by every connection), loaded by autocannon.',
     'refresh: POST /oauth/token `grant_type=refresh_token` with client_secret_basic. Each call rotates the refresh token and reusing an old one revokes the grant, so each of the N virtual connections chains its own grant: the runner\'s own keep-alive loop (`chainedLoad` in lib/load.ts; autocannon 9 resets a connection\'s context before every request of a one-request list) sends the newest refresh token it got. Its latency is measured with hrtime, not rounded to whole ms. Every answer also carries a new id_token (RS256 signature).',
@@ -203,7 +203,7 @@ export const oauthScenario: Scenario = {
   },
 
   ratios() {
-    // Throughput has no target yet; the round-trip checks come from the probe.
+    // Throughput has no target; the round-trip checks come from the probe.
     return [];
   },
 };

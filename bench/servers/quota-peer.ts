@@ -10,23 +10,27 @@
  * - `erl-memory`: express-rate-limit with its memory store, one window (a minute);
  * - `erl-redis`: express-rate-limit + rate-limit-redis (sendCommand over ioredis), one window;
  * - `rlf-memory` / `rlf-redis`: rate-limiter-flexible, three windows (minute, day, 24 days)
- *   consumed on every call, RateLimiterMemory / RateLimiterRedis.
+ *   consumed on every call, RateLimiterMemory / RateLimiterRedis;
+ * - `rlf-postgres`: rate-limiter-flexible's RateLimiterPostgres, one window (a minute), on a pool
+ *   of the guard's size (pg's default, 10) in the run's schema.
  *
  * Every limiter keys on the caller's IP and has limits no run comes near (BENCH_QUOTA_LIMIT).
- * None needs a token.
+ * None needs a token. GET /__bench/stats reports the PostgreSQL statements this process sent.
  */
 import { createServer } from 'node:http';
 import express, { type RequestHandler } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import type { Redis } from 'ioredis';
 import { RedisStore, type RedisReply } from 'rate-limit-redis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type pg from 'pg';
+import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { announceReady, listenLocal, requireEnv, stopServer } from '../lib/child.js';
-import { connectRedis } from '../lib/counted.js';
+import { connectRedis, countedPool, STATS_PATH, statsHandler } from '../lib/counted.js';
 import { PING_BODY, PING_PATH } from '../lib/ping.js';
 
 const peer = requireEnv('BENCH_PEER');
 const limit = Number(requireEnv('BENCH_QUOTA_LIMIT'));
+const prefix = requireEnv('BENCH_PREFIX');
 const redisConnection = () => connectRedis(requireEnv('BENCH_REDIS_URL'), requireEnv('BENCH_REDIS_NAME'));
 /**
  * Minute, day and "month". RateLimiterMemory expires a key with setTimeout, which Node caps at
@@ -49,9 +53,19 @@ function flexibleMiddleware(limiters: RateLimiterAbstract[]): RequestHandler {
   };
 }
 
+/** Resolves once the limiter's table exists (it runs CREATE TABLE IF NOT EXISTS itself). */
+function postgresLimiter(pool: pg.Pool): Promise<RateLimiterPostgres> {
+  return new Promise((resolve, reject) => {
+    const created: RateLimiterPostgres = new RateLimiterPostgres(
+      { storeClient: pool, schemaName: requireEnv('BENCH_PG_SCHEMA'), tableName: 'rlf_counter', points: limit, duration: 60, keyPrefix: `${prefix}_rlf` },
+      (error?: unknown) => (error ? reject(error) : resolve(created)),
+    );
+  });
+}
+
 let redis: Redis | undefined;
+let pool: pg.Pool | undefined;
 let limiter: RequestHandler | undefined;
-const prefix = requireEnv('BENCH_PREFIX');
 switch (peer) {
   case 'bare':
   case 'floor':
@@ -81,8 +95,12 @@ switch (peer) {
     );
     break;
   }
+  case 'rlf-postgres':
+    pool = countedPool(requireEnv('BENCH_DATABASE_URL'));
+    limiter = flexibleMiddleware([await postgresLimiter(pool)]);
+    break;
   default:
-    throw new Error(`BENCH_PEER must be bare, floor, erl-memory, erl-redis, rlf-memory or rlf-redis, got ${peer}`);
+    throw new Error(`BENCH_PEER must be bare, floor, erl-memory, erl-redis, rlf-memory, rlf-redis or rlf-postgres, got ${peer}`);
 }
 
 const app = express();
@@ -102,10 +120,13 @@ if (peer === 'floor') {
   );
 } else if (limiter) app.get(PING_PATH, limiter, answer);
 else app.get(PING_PATH, answer);
+// Bench plumbing goes after the measured route, so it adds no layer in front of it.
+app.get(STATS_PATH, statsHandler);
 
 const server = createServer(app);
 const url = await listenLocal(server);
-announceReady(url, () => {
+announceReady(url, async () => {
   stopServer(server);
   redis?.disconnect();
+  await pool?.end();
 });

@@ -20,7 +20,7 @@ export function createOutageLog(logger: Logger, storeKind: string, onStoreError:
       if (since !== undefined) return;
       since = now;
       logger.warn(
-        { store: storeKind, dependency: error.dependency, error: error.message },
+        { store: storeKind, dependency: error.dependency, err: error },
         onStoreError === 'open'
           ? 'quota store unavailable: admitting calls under the local insurance limit until it is back (onStoreError: open)'
           : 'quota store unavailable: answering 503 until it is back (onStoreError: closed)',

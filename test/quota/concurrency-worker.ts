@@ -1,9 +1,12 @@
 /**
  * One of the processes of concurrency.test.ts. Connects, says "ready", waits for "go" on stdin,
- * fires QUOTA_CALLS consume calls at once (Promise.all) and prints one JSON line with the tally.
+ * fires QUOTA_CALLS consume calls per client at once (Promise.all) and prints one JSON line with
+ * the tally: `{ admitted, rejected, unavailable, errors, admittedBy }`, `admittedBy` per client id.
  *
  * Environment: QUOTA_STORE (redis | postgres), REDIS_URL or DATABASE_URL, QUOTA_PREFIX (Redis)
- * or QUOTA_SCHEMA (PostgreSQL), QUOTA_NOW (fixed clock, ms), QUOTA_CLIENT, QUOTA_PATH, QUOTA_CALLS.
+ * or QUOTA_SCHEMA (PostgreSQL), QUOTA_NOW (fixed clock, ms), QUOTA_CLIENT, QUOTA_PATH, QUOTA_CALLS,
+ * and optionally QUOTA_CLIENTS: with n > 1, the calls go to the n clients `<QUOTA_CLIENT>_0` ...
+ * `<QUOTA_CLIENT>_<n-1>`, interleaved (QUOTA_CALLS each); default 1, QUOTA_CLIENT itself.
  * With REDIS_CLUSTER_NODES (`host:port,host:port,...`) the Redis store talks to that Redis
  * Cluster through an ioredis Cluster instead of REDIS_URL.
  */
@@ -25,6 +28,8 @@ async function main(): Promise<void> {
   const clientId = env('QUOTA_CLIENT');
   const apiPath = env('QUOTA_PATH');
   const calls = Number(env('QUOTA_CALLS'));
+  const clients = Number(process.env.QUOTA_CLIENTS ?? '1');
+  const clientIds = clients > 1 ? Array.from({ length: clients }, (_, i) => `${clientId}_${i}`) : [clientId];
   let store: QuotaStore;
   let close: () => Promise<unknown>;
   if (kind === 'redis') {
@@ -57,12 +62,16 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => lines.once('line', () => resolve()));
   lines.close();
 
-  const tally = { admitted: 0, rejected: 0, unavailable: 0, errors: [] as string[] };
-  const decisions = await Promise.allSettled(Array.from({ length: calls }, () => quota.consume(clientId, apiPath)));
-  for (const result of decisions) {
+  const tally = { admitted: 0, rejected: 0, unavailable: 0, errors: [] as string[], admittedBy: {} as Record<string, number> };
+  for (const id of clientIds) tally.admittedBy[id] = 0;
+  const fired = Array.from({ length: calls }, () => clientIds).flat();
+  const decisions = await Promise.allSettled(fired.map((id) => quota.consume(id, apiPath)));
+  for (const [i, result] of decisions.entries()) {
     if (result.status === 'rejected') tally.errors.push(String(result.reason));
-    else if (result.value.outcome === 'admitted') tally.admitted++;
-    else if (result.value.outcome === 'rejected') tally.rejected++;
+    else if (result.value.outcome === 'admitted') {
+      tally.admitted++;
+      tally.admittedBy[fired[i]!]!++;
+    } else if (result.value.outcome === 'rejected') tally.rejected++;
     else {
       tally.unavailable++;
       tally.errors.push(result.value.error.message);

@@ -1,7 +1,11 @@
 /**
- * Concurrent calls from many processes never admit more than the limit (docs/quota.md).
- * Four processes fire 100 calls each at the same moment against one client and path with a
- * minute limit of 100: exactly 100 are admitted in total, and the day counter reads exactly 100.
+ * Concurrent calls from many processes never admit more than the limit. Four processes fire
+ * their calls at the same moment against one path with a minute limit of 100:
+ *
+ * - one client, 100 calls per process: exactly 100 are admitted in total, and the day counter
+ *   reads exactly 100;
+ * - 50 clients at once, 40 calls per client per process (160 per client): every client gets
+ *   exactly 100, and each one's day counter reads exactly 100.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -14,17 +18,30 @@ import { databaseUrl, describePostgres, describeRedis, redisUrl, uniqueName } fr
 
 const WORKER = fileURLToPath(new URL('./concurrency-worker.ts', import.meta.url));
 const PROCESSES = 4;
-const CALLS = 100;
+const LIMIT = 100;
 const NOW = Date.UTC(2026, 10, 21, 10, 0, 5); // one fixed instant for every process: one minute bucket
 const PATH = '/openapi/v1/orders';
-const DEADLINE_MS = 40_000;
+const DEADLINE_MS = 60_000;
 
 interface Tally {
   admitted: number;
   rejected: number;
   unavailable: number;
   errors: string[];
+  admittedBy: Record<string, number>;
 }
+
+interface Burst {
+  name: string;
+  clients: number;
+  /** Per client per process. */
+  calls: number;
+}
+
+const BURSTS: Burst[] = [
+  { name: `one client, ${PROCESSES} processes x 100 calls`, clients: 1, calls: 100 },
+  { name: `50 clients at once, ${PROCESSES} processes x 50 clients x 40 calls`, clients: 50, calls: 40 },
+];
 
 const children = new Set<ChildProcessWithoutNullStreams>();
 afterEach(() => {
@@ -76,7 +93,7 @@ async function withDeadline<T>(promise: Promise<T>, what: string): Promise<T> {
   }
 }
 
-async function burst(env: Record<string, string>): Promise<{ clientId: string; tallies: Tally[] }> {
+async function burst(env: Record<string, string>, { clients, calls }: Burst): Promise<{ clientIds: string[]; tallies: Tally[] }> {
   const clientId = uniqueName('burst_client');
   const workers = Array.from({ length: PROCESSES }, () => {
     const child = spawn(process.execPath, ['--import', 'tsx', WORKER], {
@@ -85,8 +102,9 @@ async function burst(env: Record<string, string>): Promise<{ clientId: string; t
         ...env,
         QUOTA_NOW: String(NOW),
         QUOTA_CLIENT: clientId,
+        QUOTA_CLIENTS: String(clients),
         QUOTA_PATH: PATH,
-        QUOTA_CALLS: String(CALLS),
+        QUOTA_CALLS: String(calls),
       },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -98,7 +116,8 @@ async function burst(env: Record<string, string>): Promise<{ clientId: string; t
   expect(ready).toEqual(Array(PROCESSES).fill('ready'));
   for (const { child } of workers) child.stdin.write('go\n');
   const results = await withDeadline(Promise.all(workers.map((w) => w.next())), 'the burst');
-  return { clientId, tallies: results.map((line) => JSON.parse(line) as Tally) };
+  const clientIds = clients > 1 ? Array.from({ length: clients }, (_, i) => `${clientId}_${i}`) : [clientId];
+  return { clientIds, tallies: results.map((line) => JSON.parse(line) as Tally) };
 }
 
 /** What get_quota reports afterwards, read through a fresh service on the same store. */
@@ -109,14 +128,17 @@ async function counts(store: QuotaStore, clientId: string): Promise<Record<strin
   return Object.fromEntries(inspection.report.periods.map((p) => [p.period, p.used]));
 }
 
-function expectExactlyOneHundred(tallies: Tally[]): void {
-  expect(tallies.flatMap((t) => t.errors)).toEqual([]);
+/** Every client got exactly its limit, no call failed, and every counter reads exactly the limit. */
+async function expectExactlyTheLimit(store: QuotaStore, { clients, calls }: Burst, clientIds: string[], tallies: Tally[]): Promise<void> {
+  expect(tallies.flatMap((t) => t.errors)).toEqual([]); // a deadlock would surface here
   expect(tallies.reduce((sum, t) => sum + t.unavailable, 0)).toBe(0);
-  expect(tallies.reduce((sum, t) => sum + t.admitted, 0)).toBe(100);
-  expect(tallies.reduce((sum, t) => sum + t.rejected, 0)).toBe(PROCESSES * CALLS - 100);
+  const admittedBy = Object.fromEntries(clientIds.map((id) => [id, tallies.reduce((sum, t) => sum + (t.admittedBy[id] ?? 0), 0)]));
+  expect(admittedBy).toEqual(Object.fromEntries(clientIds.map((id) => [id, LIMIT])));
+  expect(tallies.reduce((sum, t) => sum + t.rejected, 0)).toBe(clients * (PROCESSES * calls - LIMIT));
+  for (const id of clientIds) expect(await counts(store, id), id).toEqual({ minute: LIMIT, day: LIMIT, month: LIMIT });
 }
 
-describeRedis('quota under concurrency: Redis, 4 processes x 100 calls', () => {
+describeRedis('quota under concurrency: Redis', () => {
   const prefix = uniqueName('quota_burst');
   const redis = redisUrl ? new Redis(redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true }) : undefined;
   afterAll(async () => {
@@ -131,14 +153,15 @@ describeRedis('quota under concurrency: Redis, 4 processes x 100 calls', () => {
     await redis.quit();
   });
 
-  it('admits exactly 100 and the day counter reads exactly 100', async () => {
-    const { clientId, tallies } = await burst({ QUOTA_STORE: 'redis', REDIS_URL: redisUrl as string, QUOTA_PREFIX: prefix });
-    expectExactlyOneHundred(tallies);
-    expect(await counts(createRedisQuotaStore({ client: redis as Redis, prefix }), clientId)).toEqual({ minute: 100, day: 100, month: 100 });
-  }, 60_000);
+  for (const shape of BURSTS) {
+    it(`${shape.name}: each client admitted exactly ${LIMIT}, its day counter reads ${LIMIT}`, async () => {
+      const { clientIds, tallies } = await burst({ QUOTA_STORE: 'redis', REDIS_URL: redisUrl as string, QUOTA_PREFIX: prefix }, shape);
+      await expectExactlyTheLimit(createRedisQuotaStore({ client: redis as Redis, prefix }), shape, clientIds, tallies);
+    }, 150_000);
+  }
 });
 
-describePostgres('quota under concurrency: PostgreSQL, 4 processes x 100 calls', () => {
+describePostgres('quota under concurrency: PostgreSQL', () => {
   const schema = uniqueName('quota_burst');
   const pool = databaseUrl ? new pg.Pool({ connectionString: databaseUrl, max: 2 }) : undefined;
   pool?.on('error', () => {});
@@ -148,11 +171,12 @@ describePostgres('quota under concurrency: PostgreSQL, 4 processes x 100 calls',
     await pool.end();
   });
 
-  it('admits exactly 100 and the day counter reads exactly 100, without deadlocks', async () => {
-    const store = createPostgresQuotaStore({ pool: pool as pg.Pool, schema });
-    await store.migrate();
-    const { clientId, tallies } = await burst({ QUOTA_STORE: 'postgres', DATABASE_URL: databaseUrl as string, QUOTA_SCHEMA: schema });
-    expectExactlyOneHundred(tallies); // a deadlock would surface here as an error
-    expect(await counts(store, clientId)).toEqual({ minute: 100, day: 100, month: 100 });
-  }, 60_000);
+  for (const shape of BURSTS) {
+    it(`${shape.name}: each client admitted exactly ${LIMIT}, its day counter reads ${LIMIT}, without deadlocks`, async () => {
+      const store = createPostgresQuotaStore({ pool: pool as pg.Pool, schema });
+      await store.migrate();
+      const { clientIds, tallies } = await burst({ QUOTA_STORE: 'postgres', DATABASE_URL: databaseUrl as string, QUOTA_SCHEMA: schema }, shape);
+      await expectExactlyTheLimit(store, shape, clientIds, tallies);
+    }, 150_000);
+  }
 });

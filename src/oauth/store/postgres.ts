@@ -1,6 +1,9 @@
 /**
  * The OAuth store on PostgreSQL, for several processes acting as one platform.
  *
+ * Longer than the project's other modules on purpose: every statement stays beside the call that
+ * binds its parameters, so each operation reads in one place.
+ *
  * Tables (in one schema, default `courier_platform`):
  *
  *   oauth_clients   (id pk, record json)

@@ -1,5 +1,7 @@
 export { createPlatform, type Platform } from './platform.js';
-export type { CourierOptions, CourierPlatformOptions, QuotaOptions } from './options.js';
+export type { AdminOptions, CourierOptions, CourierPlatformOptions, QuotaOptions } from './options.js';
+export type { AdminDecision } from './admin/options.js';
+export type { RouteDoc, RouteBodyDoc, RouteResponseDoc, SecuritySchemeName } from './core/route-doc.js';
 export type { PlatformRequest, PlatformResponse, HeaderValue } from './core/http.js';
 export type { Envelope } from './core/envelope.js';
 export type { Logger, LogFields } from './core/logger.js';
@@ -10,6 +12,8 @@ export {
   ValidationError,
   BadRequestError,
   UnauthorizedError,
+  ForbiddenError,
+  ConflictError,
   NotFoundError,
   MethodNotAllowedError,
   PayloadTooLargeError,

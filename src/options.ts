@@ -4,6 +4,7 @@
  * platform is built; a mistake throws a ConfigurationError (a TypeError) naming the field.
  */
 import { z } from 'zod';
+import { adminOptionsSchema, type AdminOptions, type ResolvedAdminOptions } from './admin/options.js';
 import type { Clock } from './core/clock.js';
 import { configurationError } from './core/errors.js';
 import type { PlatformRequest } from './core/http.js';
@@ -14,7 +15,7 @@ import { courierOptionsSchema, type CourierOptions, type ResolvedCourierOptions 
 import { oauthOptionsSchema, type OAuthOptions, type ResolvedOAuthOptions } from './oauth/options.js';
 import { quotaOptionsSchema, type QuotaOptions } from './quota/options.js';
 
-export type { CourierOptions, QuotaOptions };
+export type { AdminOptions, CourierOptions, QuotaOptions };
 
 /**
  * Options of `courierPlatform()`. `Req` is the framework's request type that host callbacks
@@ -30,6 +31,8 @@ export interface CourierPlatformOptions<Req = unknown> {
    * default while the OAuth server is on (its tokens identify the calling application).
    */
   quota?: QuotaOptions | false;
+  /** The operator's API (docs/operator.md); off (`false`) unless given. */
+  admin?: AdminOptions<Req> | false;
   /** The clock every expiry and period is measured with. Default `Date.now`. */
   now?: Clock;
   /** The caller's IP for brute-force limits. Default: the socket's peer address (set this behind a proxy). */
@@ -47,6 +50,7 @@ export const platformOptionsSchema = z.strictObject({
   courier: part(courierOptionsSchema).prefault({}),
   oauth: part(oauthOptionsSchema).prefault({}),
   quota: part(quotaOptionsSchema).optional(),
+  admin: part(adminOptionsSchema).default(false),
   now: functionOption<Clock>('a function returning ms since the epoch').optional(),
   clientIp: functionOption<NonNullable<CourierPlatformOptions['clientIp']>>().optional(),
   logger: loggerOption.optional(),
@@ -60,6 +64,7 @@ export interface ResolvedPlatformOptions {
   courier: ResolvedCourierOptions | false;
   oauth: ResolvedOAuthOptions | false;
   quota: ResolvedQuotaOptions | false;
+  admin: ResolvedAdminOptions | false;
   now?: Clock;
   clientIp?: CourierPlatformOptions['clientIp'];
   logger?: Logger;
@@ -68,8 +73,8 @@ export interface ResolvedPlatformOptions {
 
 /** The parts that claim every request under their base path; another part nested there would never be reached. */
 function checkBasePaths(options: ResolvedPlatformOptions): void {
-  const claimed = (['oauth', 'courier'] as const).filter((name) => options[name] !== false);
-  const all = (['oauth', 'courier', 'quota'] as const).filter((name) => options[name] !== false);
+  const claimed = (['oauth', 'courier', 'admin'] as const).filter((name) => options[name] !== false);
+  const all = (['oauth', 'courier', 'quota', 'admin'] as const).filter((name) => options[name] !== false);
   const pathOf = (name: (typeof all)[number]) => (options[name] as { basePath: string }).basePath;
   for (const owner of claimed) {
     for (const other of all) {

@@ -1,3 +1,4 @@
+import { createAdmin, type AdminParts } from './admin/index.js';
 import { systemClock } from './core/clock.js';
 import { PlatformError } from './core/errors.js';
 import type { PlatformRequest, PlatformResponse } from './core/http.js';
@@ -69,6 +70,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
   const router = new Router();
   const starting: Promise<void>[] = [];
 
+  const adminParts: AdminParts = { logger };
   let verifyToken: TokenVerifier | undefined;
   let revokeGrants: Platform['revokeGrants'] = async () => {
     throw new TypeError('platform.revokeGrants needs the OAuth server, which is off (oauth: false)');
@@ -80,6 +82,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
     starting.push(oauth.ready);
     verifyToken = oauth.verifyAccessToken;
     revokeGrants = (grants) => oauth.revokeGrants(grants);
+    adminParts.oauth = { revokeGrants };
   }
 
   let guard: Platform['guard'];
@@ -107,6 +110,12 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
     for (const route of routes) router.add(route);
   }
 
+  if (options.admin !== false) {
+    const admin = createAdmin(options.admin, adminParts);
+    router.addNamespace(admin.namespace);
+    for (const route of admin.routes) router.add(route);
+  }
+
   const ready = Promise.all(starting).then(() => undefined);
   ready.catch(() => {}); // reported by each part's own logger; callers see it through ready()
 
@@ -121,7 +130,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
       if (match.kind === 'none') return undefined;
       if (match.kind === 'error') return match.formatError(match.error);
       try {
-        return await match.route.handler(request);
+        return await match.route.handler(request, match.params);
       } catch (error) {
         if (error instanceof PlatformError) return match.route.formatError(error);
         logger.error({ path: request.path, err: error }, 'unexpected error while handling a platform request');

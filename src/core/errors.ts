@@ -15,8 +15,10 @@ export const PLATFORM_ERROR_STATUS = {
   invalid_request: 400,
   forbidden_field: 400,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
+  conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   quota_exceeded: 429,
@@ -122,6 +124,20 @@ export class BadRequestError extends PlatformError {
 export class UnauthorizedError extends PlatformError {
   constructor(message: string, challenge?: string) {
     super(401, 'unauthorized', message, challenge ? { headers: { 'www-authenticate': challenge } } : {});
+  }
+}
+
+/** The caller is known but may not do this (the admin API's operator check said no). */
+export class ForbiddenError extends PlatformError {
+  constructor(message: string) {
+    super(403, 'forbidden', message);
+  }
+}
+
+/** The request is well formed but clashes with what exists (a configured client changed through the admin API). */
+export class ConflictError extends PlatformError {
+  constructor(message: string) {
+    super(409, 'conflict', message);
   }
 }
 

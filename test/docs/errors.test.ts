@@ -6,6 +6,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
+  ConflictError,
+  ForbiddenError,
   BadRequestError,
   CONFIGURATION_ERROR_CODES,
   HostCallbackError,
@@ -72,7 +74,9 @@ describe('every HTTP error class answers with the status of its code', () => {
     new BadRequestError('bad'),
     new BadRequestError('sent api', 'forbidden_field'),
     new UnauthorizedError('who?'),
+    new ForbiddenError('not you'),
     new NotFoundError('where?'),
+    new ConflictError('read-only'),
     new MethodNotAllowedError(['GET']),
     new PayloadTooLargeError(10),
     new UnsupportedMediaTypeError('form only'),

@@ -1,0 +1,41 @@
+/**
+ * Who may call the admin API (docs/operator.md): a Bearer token equal to `admin.token`, or a
+ * request the host's `admin.authorize` admits. No credentials is a 401; credentials that are wrong
+ * or an operator check that says no is a 403.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { ForbiddenError, HostCallbackError, UnauthorizedError } from '../core/errors.js';
+import { header, type PlatformRequest } from '../core/http.js';
+import type { Logger } from '../core/logger.js';
+import type { ResolvedAdminOptions } from './options.js';
+
+const CHALLENGE = 'Bearer realm="admin"';
+
+// Digests of equal length, so the comparison takes the same time whatever the token's length.
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+export type AdminAccessCheck = (request: PlatformRequest) => Promise<void>;
+
+export function adminAccess(options: Pick<ResolvedAdminOptions, 'token' | 'authorize'>, logger: Logger): AdminAccessCheck {
+  const expected = options.token === undefined ? undefined : digest(options.token);
+  return async (request) => {
+    const authorization = header(request, 'authorization');
+    const bearer = authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
+    if (bearer !== undefined && expected) {
+      if (timingSafeEqual(digest(bearer), expected)) return;
+      if (!options.authorize) throw new ForbiddenError('This token does not admit to the admin API');
+    }
+    if (options.authorize) {
+      let decision: unknown;
+      try {
+        decision = await options.authorize(request.raw);
+      } catch (error) {
+        logger.error({ path: request.path, err: error }, 'admin.authorize threw; the admin request was answered with a 500');
+        throw new HostCallbackError('The operator check of this site failed (admin.authorize threw); the server log has details.', error);
+      }
+      if (decision === true) return;
+      if (decision === false || bearer !== undefined) throw new ForbiddenError('You may not use the admin API');
+    }
+    throw new UnauthorizedError('The admin API needs an operator: send `Authorization: Bearer <admin token>`', CHALLENGE);
+  };
+}

@@ -1,0 +1,34 @@
+/** `DELETE {admin}/grants`: a user's grants for an application end, and the consent is forgotten. */
+import { z } from 'zod';
+import { ok } from '../core/envelope.js';
+import type { Logger } from '../core/logger.js';
+import type { AdminAccessCheck } from './access.js';
+import { adminRoute, parseQuery } from './route.js';
+
+const grantsQuery = z.strictObject({ client_id: z.string().min(1), sub: z.string().min(1) });
+
+export interface GrantsDeps {
+  logger: Logger;
+  revokeGrants(grants: { sub: string; clientId: string }): Promise<void>;
+}
+
+export function grantRoutes(basePath: string, access: AdminAccessCheck, deps: GrantsDeps) {
+  return [
+    adminRoute(basePath, access, {
+      method: 'DELETE',
+      path: '/grants',
+      doc: {
+        operationId: 'admin_revoke_grants',
+        summary: "Revoke a user's grants for an application and forget the consent",
+        query: grantsQuery,
+        responses: { 200: { description: 'Revoked (also when there was nothing to revoke)' } },
+      },
+      async handle(request) {
+        const { client_id: clientId, sub } = parseQuery(request, grantsQuery);
+        await deps.revokeGrants({ sub, clientId });
+        deps.logger.info({ clientId, sub }, 'admin: grants revoked and consent forgotten');
+        return ok({ client_id: clientId, sub, revoked: true });
+      },
+    }),
+  ];
+}

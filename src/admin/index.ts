@@ -1,0 +1,27 @@
+/**
+ * The admin API (docs/operator.md): one namespace under `admin.basePath`, every route behind the
+ * operator check. Each concern keeps its routes in its own module; the parts that are off
+ * (OAuth, quota) contribute none.
+ */
+import { errorEnvelope } from '../core/envelope.js';
+import type { Logger } from '../core/logger.js';
+import type { Namespace, Route } from '../core/router.js';
+import { adminAccess } from './access.js';
+import { grantRoutes } from './grants.js';
+import type { ResolvedAdminOptions } from './options.js';
+
+export interface AdminParts {
+  logger: Logger;
+  /** Present while the OAuth server is on. */
+  oauth?: {
+    revokeGrants(grants: { sub: string; clientId: string }): Promise<void>;
+  };
+}
+
+export function createAdmin(options: ResolvedAdminOptions, parts: AdminParts): { namespace: Namespace; routes: Route[] } {
+  const { basePath } = options;
+  const access = adminAccess(options, parts.logger);
+  const routes: Route[] = [];
+  if (parts.oauth) routes.push(...grantRoutes(basePath, access, { logger: parts.logger, revokeGrants: parts.oauth.revokeGrants }));
+  return { namespace: { prefix: basePath, formatError: errorEnvelope }, routes };
+}

@@ -1,0 +1,34 @@
+/**
+ * The admin API's options (docs/operator.md): off unless given, and then it needs a way to tell an
+ * operator, a static token, the host's own check, or both.
+ */
+import { z } from 'zod';
+import { basePathOption, functionOption } from '../core/option-schemas.js';
+
+/** The host's answer on who is an operator: `true` yes, `false` signed in but not an operator (403), `null`/`undefined` nobody signed in (401). */
+export type AdminDecision = boolean | null | undefined;
+
+export interface AdminOptions<Req = unknown> {
+  /** Where the admin API answers, relative to the mount point. Default `/admin`. */
+  basePath?: string;
+  /** A static Bearer token for machines, at least 32 characters; compared in constant time. */
+  token?: string;
+  /** The host's own check of an operator, given the framework's request (Express `req`, Koa `ctx`). */
+  authorize?: (req: Req) => AdminDecision | Promise<AdminDecision>;
+  /** How long a rotated-out client secret keeps working, in seconds. Default 86400 (24 h). */
+  secretOverlapSeconds?: number;
+}
+
+export const adminOptionsSchema = z
+  .strictObject({
+    basePath: basePathOption.default('/admin'),
+    token: z.string().min(32, 'must be at least 32 characters (e.g. `openssl rand -hex 32`)').optional(),
+    authorize: functionOption<NonNullable<AdminOptions['authorize']>>().optional(),
+    secretOverlapSeconds: z.number().int().min(0).default(86_400),
+  })
+  .refine((admin) => admin.token !== undefined || admin.authorize !== undefined, {
+    message: 'needs `token` or `authorize`: without one nobody could call the admin API',
+    path: ['token'],
+  });
+
+export type ResolvedAdminOptions = z.output<typeof adminOptionsSchema>;

@@ -1,0 +1,40 @@
+/**
+ * What a route says about itself for the API document (docs/api-document.md). Each part declares
+ * it beside the route, from the same zod schemas that validate the requests, so the document
+ * cannot drift from what the platform answers.
+ */
+import type { z } from 'zod';
+
+/** Security schemes of the API document; a route lists the ones that admit a caller. */
+export type SecuritySchemeName = 'courierBasic' | 'clientBasic' | 'bearer' | 'oauth2' | 'adminBearer';
+
+export interface RouteBodyDoc {
+  contentType: 'application/json' | 'application/x-www-form-urlencoded';
+  schema: z.ZodType;
+  /** A body that the route accepts: the contract test sends it. */
+  example?: unknown;
+}
+
+export interface RouteResponseDoc {
+  description: string;
+  /** The JSON body; for envelope routes, the whole envelope. */
+  schema?: z.ZodType;
+  contentType?: string;
+  /** Names of response headers worth documenting (`RateLimit`, `Retry-After`, `Location`). */
+  headers?: readonly string[];
+}
+
+export interface RouteDoc {
+  /** Stable and unique across the platform (`create_order`, `oauth_token`, `admin_list_clients`). */
+  operationId: string;
+  summary: string;
+  description?: string;
+  /** `courier`, `quota`, `oauth`, `admin`, or the host's own. */
+  tag: string;
+  /** Any one of these admits a caller; absent or empty: no credentials. */
+  security?: readonly SecuritySchemeName[];
+  query?: z.ZodType;
+  body?: RouteBodyDoc;
+  /** By status code. */
+  responses: Readonly<Record<number, RouteResponseDoc>>;
+}

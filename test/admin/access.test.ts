@@ -1,0 +1,78 @@
+/**
+ * Who may call the admin API (docs/operator.md), through HTTP on every adapter: nobody without
+ * credentials (401), a wrong token or a refused operator (403), the token or the host's check
+ * (200); and a bad query is a 400 naming the parameter. The grants route is the probe: it ends a
+ * user's grants for real.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { ADAPTER_NAMES, closeHosts, CONFIDENTIAL, startHost, transactionOf, type TestHost } from '../oauth/compliance/helpers.js';
+
+afterEach(closeHosts);
+
+const TOKEN = 'operator-token-0123456789abcdef0123456789';
+const OPERATOR = 'x-operator';
+
+/** The host's check: Express and Connect hand over `req`, Koa `ctx`; both have `headers`. */
+function operatorCheck(raw: unknown): boolean | null {
+  const value = (raw as { headers: Record<string, string | undefined> }).headers[OPERATOR];
+  if (value === undefined) return null;
+  if (value === 'throw') throw new Error('session store down');
+  return value === 'yes';
+}
+
+function revokeGrants(host: TestHost, headers: Record<string, string>, query = `client_id=${CONFIDENTIAL.id}&sub=user-alice`) {
+  return host.http().delete(`/admin/grants?${query}`).set(headers);
+}
+
+describe.each(ADAPTER_NAMES)('admin API access on %s', (adapter) => {
+  it('answers 401 with a Bearer challenge without credentials, 403 for a wrong token, and admits the token', async () => {
+    const host = await startHost(adapter, { platform: { admin: { token: TOKEN } } });
+    const none = await revokeGrants(host, {});
+    expect(none.status).toBe(401);
+    expect(none.headers['www-authenticate']).toBe('Bearer realm="admin"');
+    expect(none.body).toMatchObject({ code: 1, data: null });
+
+    const wrong = await revokeGrants(host, { authorization: `Bearer ${TOKEN}x` });
+    expect(wrong.status).toBe(403);
+    expect(wrong.body.code).toBe(1);
+    expect(JSON.stringify(wrong.body)).not.toContain(TOKEN);
+
+    const tokens = await host.tokens({ scope: 'openid offline_access' });
+    const ok = await revokeGrants(host, { authorization: `Bearer ${TOKEN}` });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toEqual({ code: 0, message: 'ok', data: { client_id: CONFIDENTIAL.id, sub: 'user-alice', revoked: true } });
+    // The grant is gone and the consent forgotten.
+    expect((await host.userinfo(tokens.access_token)).status).toBe(401);
+    transactionOf(await host.authorize({ scope: 'openid offline_access' }, { user: 'alice' }));
+  });
+
+  it("follows the host's operator check: true admits, false is 403, no answer is 401, a throw is a 500 without its message", async () => {
+    const host = await startHost(adapter, { platform: { admin: { authorize: operatorCheck } } });
+    expect((await revokeGrants(host, { [OPERATOR]: 'yes' })).status).toBe(200);
+    expect((await revokeGrants(host, { [OPERATOR]: 'no' })).status).toBe(403);
+    expect((await revokeGrants(host, {})).status).toBe(401);
+    // A Bearer token with no `admin.token` configured is credentials the check did not accept.
+    expect((await revokeGrants(host, { authorization: `Bearer ${TOKEN}` })).status).toBe(403);
+    const failed = await revokeGrants(host, { [OPERATOR]: 'throw' });
+    expect(failed.status).toBe(500);
+    expect(failed.body.code).toBe(1);
+    expect(JSON.stringify(failed.body)).not.toContain('session store down');
+  });
+
+  it('a 400 names the missing parameter; unknown admin paths are 404 in the envelope', async () => {
+    const host = await startHost(adapter, { platform: { admin: { token: TOKEN } } });
+    const bad = await revokeGrants(host, { authorization: `Bearer ${TOKEN}` }, `client_id=${CONFIDENTIAL.id}`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toMatch(/sub/);
+    const unknown = await host.http().get('/admin/nothing-here').set({ authorization: `Bearer ${TOKEN}` });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.code).toBe(1);
+  });
+
+  it('is off unless configured: /admin belongs to the host', async () => {
+    const host = await startHost(adapter);
+    const res = await revokeGrants(host, { authorization: `Bearer ${TOKEN}` });
+    expect(res.status).toBe(404);
+    expect(res.body?.code).toBeUndefined();
+  });
+});

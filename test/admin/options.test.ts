@@ -1,0 +1,36 @@
+/** The admin API's options are checked at start, each mistake naming its field (docs/operator.md). */
+import { describe, expect, it } from 'vitest';
+import { createPlatform } from '../../src/platform.js';
+import { ConfigurationError } from '../../src/core/errors.js';
+import { silentLogger } from '../../src/core/logger.js';
+
+function fieldOf(admin: unknown, rest: Record<string, unknown> = {}): string | undefined {
+  try {
+    createPlatform({ logger: silentLogger, courier: false, quota: false, oauth: false, admin: admin as never, ...rest });
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigurationError);
+    return (error as ConfigurationError).field;
+  }
+  return undefined;
+}
+
+describe('admin options', () => {
+  it('needs a token or an operator check', () => {
+    expect(fieldOf({})).toBe('admin.token');
+  });
+
+  it('refuses a short token, a non-function check and an unknown option', () => {
+    expect(fieldOf({ token: 'short' })).toBe('admin.token');
+    expect(fieldOf({ authorize: 'yes' })).toBe('admin.authorize');
+    expect(fieldOf({ token: 'x'.repeat(32), tokn: 1 })).toBe('admin.tokn');
+  });
+
+  it('refuses a base path inside another part', () => {
+    expect(fieldOf({ token: 'x'.repeat(32), basePath: '/courier/admin' }, { courier: {} })).toBe('admin.basePath');
+  });
+
+  it('is off by default and accepted when well formed', () => {
+    expect(fieldOf(false)).toBeUndefined();
+    expect(fieldOf({ token: 'x'.repeat(32), basePath: '/ops' })).toBeUndefined();
+  });
+});

@@ -1,8 +1,8 @@
 /**
- * The multi-process burst: PROCESSES copies of concurrency-worker.ts connect to one store, say
- * "ready", and on "go" each fires its calls at once against one client and path (minute limit
- * 100, day limit 1000, one fixed instant). Each answers a tally; together they must have
- * admitted exactly 100, and the counters must read exactly 100.
+ * The multi-process burst: BURST_PROCESSES copies of concurrency-worker.ts connect to one store,
+ * say "ready", and on "go" each fires its calls at once (minute limit 100, day limit 1000, one
+ * fixed instant), at one client or at many. Each answers a tally; together they must have admitted
+ * exactly the limit per client, and the counters must read exactly the limit.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -15,14 +15,34 @@ const WORKER = fileURLToPath(new URL('./concurrency-worker.ts', import.meta.url)
 export const BURST_PROCESSES = 4;
 export const BURST_LIMIT = 100;
 const NOW = Date.UTC(2026, 10, 21, 10, 0, 5); // one fixed instant for every process: one minute bucket
-export const BURST_PATH = '/openapi/v1/orders';
-const DEADLINE_MS = 40_000;
+const PATH = '/openapi/v1/orders';
+// Four tsx workers compile before they connect: generous, for a loaded CI machine.
+const DEADLINE_MS = 60_000;
 
-export interface Tally {
+export interface BurstShape {
+  name: string;
+  clients: number;
+  /** Per client per process. */
+  calls: number;
+}
+
+export const BURSTS: readonly BurstShape[] = [
+  { name: `one client, ${BURST_PROCESSES} processes x 400 calls`, clients: 1, calls: 400 },
+  { name: `50 clients at once, ${BURST_PROCESSES} processes x 50 clients x 40 calls`, clients: 50, calls: 40 },
+];
+
+interface Tally {
   admitted: number;
   rejected: number;
   unavailable: number;
   errors: string[];
+  admittedBy: Record<string, number>;
+}
+
+export interface BurstResult {
+  shape: BurstShape;
+  clientIds: string[];
+  tallies: Tally[];
 }
 
 /** Reads the child's stdout line by line. */
@@ -70,13 +90,21 @@ async function withDeadline<T>(promise: Promise<T>, what: string): Promise<T> {
 }
 
 /** Runs the burst with the store named in `env` (see concurrency-worker.ts); every worker is gone when it returns. */
-export async function burst(env: Record<string, string>, callsPerProcess: number): Promise<{ clientId: string; tallies: Tally[] }> {
+export async function burst(env: Record<string, string>, shape: BurstShape): Promise<BurstResult> {
   const clientId = uniqueName('burst_client');
   const children: ChildProcessWithoutNullStreams[] = [];
   try {
     const workers = Array.from({ length: BURST_PROCESSES }, () => {
       const child = spawn(process.execPath, ['--import', 'tsx', WORKER], {
-        env: { ...process.env, ...env, QUOTA_NOW: String(NOW), QUOTA_CLIENT: clientId, QUOTA_PATH: BURST_PATH, QUOTA_CALLS: String(callsPerProcess) },
+        env: {
+          ...process.env,
+          ...env,
+          QUOTA_NOW: String(NOW),
+          QUOTA_CLIENT: clientId,
+          QUOTA_CLIENTS: String(shape.clients),
+          QUOTA_PATH: PATH,
+          QUOTA_CALLS: String(shape.calls),
+        },
         stdio: ['pipe', 'pipe', 'pipe'],
       });
       children.push(child);
@@ -87,24 +115,27 @@ export async function burst(env: Record<string, string>, callsPerProcess: number
     expect(ready).toEqual(Array(BURST_PROCESSES).fill('ready'));
     for (const { child } of workers) child.stdin.write('go\n');
     const results = await withDeadline(Promise.all(workers.map((w) => w.next())), 'the burst');
-    return { clientId, tallies: results.map((line) => JSON.parse(line) as Tally) };
+    const clientIds = shape.clients > 1 ? Array.from({ length: shape.clients }, (_, i) => `${clientId}_${i}`) : [clientId];
+    return { shape, clientIds, tallies: results.map((line) => JSON.parse(line) as Tally) };
   } finally {
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   }
 }
 
-/** Exactly the limit admitted over all processes, every other call rejected, no error anywhere. */
-export function expectExactlyTheLimit(tallies: Tally[], callsPerProcess: number): void {
-  expect(tallies.flatMap((t) => t.errors)).toEqual([]);
-  expect(tallies.reduce((sum, t) => sum + t.unavailable, 0)).toBe(0);
-  expect(tallies.reduce((sum, t) => sum + t.admitted, 0)).toBe(BURST_LIMIT);
-  expect(tallies.reduce((sum, t) => sum + t.rejected, 0)).toBe(BURST_PROCESSES * callsPerProcess - BURST_LIMIT);
-}
-
 /** What get_quota reports afterwards, read through a fresh service on the same store. */
-export async function usedAfterBurst(store: QuotaStore, clientId: string): Promise<Record<string, number>> {
+async function usedAfterBurst(store: QuotaStore, clientId: string): Promise<Record<string, number>> {
   const quota = createQuotaService({ store, now: () => NOW, logger: silentLogger, onStoreError: 'closed' });
-  const inspection = await quota.inspect(clientId, BURST_PATH);
+  const inspection = await quota.inspect(clientId, PATH);
   if (inspection.outcome !== 'ok') throw inspection.error;
   return Object.fromEntries(inspection.report.periods.map((p) => [p.period, p.used]));
+}
+
+/** Every client got exactly the limit, no call failed (a deadlock would show here), and every counter reads exactly the limit. */
+export async function expectExactlyTheLimit(store: QuotaStore, { shape, clientIds, tallies }: BurstResult): Promise<void> {
+  expect(tallies.flatMap((t) => t.errors)).toEqual([]);
+  expect(tallies.reduce((sum, t) => sum + t.unavailable, 0)).toBe(0);
+  const admittedBy = Object.fromEntries(clientIds.map((id) => [id, tallies.reduce((sum, t) => sum + (t.admittedBy[id] ?? 0), 0)]));
+  expect(admittedBy).toEqual(Object.fromEntries(clientIds.map((id) => [id, BURST_LIMIT])));
+  expect(tallies.reduce((sum, t) => sum + t.rejected, 0)).toBe(shape.clients * (BURST_PROCESSES * shape.calls - BURST_LIMIT));
+  for (const id of clientIds) expect(await usedAfterBurst(store, id), id).toEqual({ minute: BURST_LIMIT, day: BURST_LIMIT, month: BURST_LIMIT });
 }

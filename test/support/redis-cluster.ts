@@ -17,7 +17,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { Cluster, Redis, type ClusterOptions } from 'ioredis';
-import { describe } from 'vitest';
+import { afterAll, beforeAll, describe } from 'vitest';
 
 const SLOTS = 16_384;
 const MASTERS = 3;
@@ -240,4 +240,43 @@ export async function startRedisCluster(timeoutMs = 20_000): Promise<RedisCluste
     },
     stop,
   };
+}
+
+/**
+ * A cluster for the suite it is called in: started before its tests, stopped after, with one
+ * connected ioredis Cluster. Read `cluster` and `client` inside tests and hooks only.
+ */
+export function useRedisCluster(): { readonly cluster: RedisCluster; readonly client: Cluster } {
+  let cluster: RedisCluster | undefined;
+  let client: Cluster | undefined;
+  beforeAll(async () => {
+    cluster = await startRedisCluster();
+    client = await cluster.client({ redisOptions: { maxRetriesPerRequest: 1 } });
+  });
+  afterAll(() => cluster?.stop());
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the Redis Cluster is not started yet: use it inside tests and hooks');
+    return value;
+  };
+  return {
+    get cluster() {
+      return started(cluster);
+    },
+    get client() {
+      return started(client);
+    },
+  };
+}
+
+/** Every key of one node matching a pattern, with SCAN (KEYS would block the node). */
+export async function scanKeys(node: Redis, pattern: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = '0';
+  for (let i = 0; i < 10_000; i++) {
+    const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    keys.push(...batch);
+    cursor = next;
+    if (cursor === '0') return keys;
+  }
+  throw new Error('SCAN did not finish');
 }

@@ -7,6 +7,8 @@ export default defineConfig({
     koa: 'adapters/koa.ts',
     connect: 'adapters/connect.ts',
     sandbox: 'src/sandbox/index.ts',
+    // `npx courier-platform`: the package's bin (docs/operator.md).
+    cli: 'src/cli/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

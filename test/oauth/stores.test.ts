@@ -408,7 +408,7 @@ describePostgres('PostgreSQL OAuthStore', () => {
           'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
           [schema],
         );
-        expect(rows.map((row) => row.table_name)).toEqual(['oauth_clients', 'oauth_consents', 'oauth_grants', 'oauth_used_once']);
+        expect(rows.map((row) => row.table_name)).toEqual(['oauth_clients', 'oauth_consents', 'oauth_grants', 'oauth_rate_limits', 'oauth_used_once']);
       } finally {
         await dropSchema();
       }

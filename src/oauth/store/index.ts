@@ -5,6 +5,7 @@ export type { RedisLike, PgQueryable } from '../../core/store-clients.js';
 export { createRedisOAuthStore, type RedisOAuthStore, type RedisOAuthStoreOptions, type RedisRateLimitStore } from './redis.js';
 export {
   createPostgresOAuthStore,
+  oauthMigrationSql,
   type PostgresOAuthStore,
   type PostgresOAuthStoreOptions,
   type PostgresRateLimitStore,

@@ -10,7 +10,8 @@
  *   oauth_grants    (grant_id pk, client_id, sub, the grant record's columns, expires_at)
  *                                                      indexes (client_id, sub) and (expires_at)
  *   oauth_consents  (sub, client_id, scopes text[])                          pk (sub, client_id)
- *   oauth_rate_limits (key pk, points, expire)   brute-force counters, created by rate-limiter-flexible
+ *   oauth_used_once (id pk, expires_at)                  single-use markers (consent transactions)
+ *   oauth_rate_limits (key pk, points, expire)   brute-force counters, in rate-limiter-flexible's layout
  *
  * One row per grant, bounded whatever the number of refreshes (see types.ts): the code record
  * and the code's hash, expiry and consumed flag; the generation; the current and the previous
@@ -68,6 +69,22 @@ export interface PostgresOAuthStore extends OAuthStore {
 const SWEEP_INTERVAL_MS = 60_000;
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]*$/;
 
+/** The name is spliced into SQL (identifiers cannot be parameters): only plain names pass. */
+function quotedSchema(schema: unknown): string {
+  if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema) || schema.length > 63) {
+    throw configurationError('invalid_option', 'schema', `must match ${SCHEMA_NAME} (at most 63 characters)`);
+  }
+  return `"${schema}"`;
+}
+
+/**
+ * The DDL `migrate()` runs (without its advisory lock), for operators with a migration tool of
+ * their own: idempotent, and it only adds what is missing.
+ */
+export function oauthMigrationSql(options: { schema?: string } = {}): string {
+  return statements(quotedSchema(options.schema ?? 'courier_platform')).migration.trim();
+}
+
 interface RecordRow {
   record: unknown;
 }
@@ -84,13 +101,7 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
   if (!pool || typeof pool.query !== 'function') {
     throw configurationError('invalid_option', 'pool', 'must be a pg.Pool (or have query(text, values))');
   }
-  // The name is spliced into SQL (identifiers cannot be parameters): allow only plain names.
-  if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema) || schema.length > 63) {
-    throw configurationError('invalid_option', 'schema', `must match ${SCHEMA_NAME} (at most 63 characters)`);
-  }
-
-  const s = `"${schema}"`;
-  const sql = statements(s);
+  const sql = statements(quotedSchema(schema));
   const lockKey = `courier_platform.oauth_store:${schema}`;
 
   const autoMigrate = options.migrate !== false;
@@ -313,7 +324,13 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_used_once (
   id text PRIMARY KEY,
   expires_at timestamptz NOT NULL
 );
-CREATE INDEX IF NOT EXISTS oauth_used_once_expires_at_idx ON ${s}.oauth_used_once (expires_at);`,
+CREATE INDEX IF NOT EXISTS oauth_used_once_expires_at_idx ON ${s}.oauth_used_once (expires_at);
+-- Brute-force counters (docs/oauth.md), in the layout rate-limiter-flexible's RateLimiterPostgres reads.
+CREATE TABLE IF NOT EXISTS ${s}.oauth_rate_limits (
+  key varchar(255) PRIMARY KEY,
+  points integer NOT NULL DEFAULT 0,
+  expire bigint
+);`,
 
     getClient: `SELECT record FROM ${s}.oauth_clients WHERE id = $1`,
     saveClient: `INSERT INTO ${s}.oauth_clients (id, record) VALUES ($1, $2::json)

@@ -1,0 +1,75 @@
+/**
+ * `courier-platform hash-secret`: the scrypt hash of a client secret, for `secretHash` in the
+ * options (docs/operator.md). The secret comes from stdin, never from an argument, so it stays out
+ * of the shell's history and the process list.
+ */
+import { hashClientSecret } from '../oauth/client-secret.js';
+import { parseFlags } from './args.js';
+import { CliError, reasonOf } from './errors.js';
+
+const HASH_SECRET_HELP = `Usage: courier-platform hash-secret
+
+Reads a client secret from stdin (or asks for it, without echo, on a terminal) and prints its
+scrypt hash for the \`secretHash\` of a client. The hash contains $ signs: single-quote it in a
+shell, and in a .env file read with dotenv-expand.
+
+  echo -n 'the secret' | npx courier-platform hash-secret
+`;
+
+async function readPiped(stdin: NodeJS.ReadStream): Promise<string> {
+  let text = '';
+  stdin.setEncoding('utf8');
+  for await (const chunk of stdin) text += chunk as string;
+  // `echo` adds a newline; a secret that ends in one is not worth the surprise.
+  return text.replace(/\r?\n$/, '');
+}
+
+function promptHidden(stdin: NodeJS.ReadStream, stderr: NodeJS.WriteStream): Promise<string> {
+  stderr.write('Client secret: ');
+  stdin.setRawMode(true);
+  stdin.setEncoding('utf8');
+  stdin.resume();
+  let value = '';
+  return new Promise((resolve, reject) => {
+    const finish = () => {
+      stdin.off('data', onData);
+      stdin.setRawMode(false);
+      stdin.pause();
+      stderr.write('\n');
+    };
+    const onData = (chunk: string) => {
+      for (const char of chunk) {
+        if (char === '\r' || char === '\n') {
+          finish();
+          resolve(value);
+          return;
+        }
+        if (char === '\u0003' || char === '\u0004') {
+          finish();
+          reject(new CliError('hash-secret: cancelled', 1));
+          return;
+        }
+        value = char === '\u007f' || char === '\b' ? value.slice(0, -1) : value + char;
+      }
+    };
+    stdin.on('data', onData);
+  });
+}
+
+export async function hashSecretCommand(args: readonly string[], io: { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream; stdin: NodeJS.ReadStream }): Promise<void> {
+  const { values } = parseFlags('hash-secret', args, {});
+  if (values.help) {
+    io.stdout.write(HASH_SECRET_HELP);
+    return;
+  }
+  const secret = io.stdin.isTTY ? await promptHidden(io.stdin, io.stderr) : await readPiped(io.stdin);
+  if (secret === '') throw new CliError('hash-secret: the secret is empty (pipe it in, or type it at the prompt)', 2);
+  let hash: string;
+  try {
+    hash = await hashClientSecret(secret);
+  } catch (error) {
+    // The library's own rule on secrets (length, type), said the command line's way.
+    throw new CliError(`hash-secret: ${reasonOf(error).replace(/^.*?secret:\s*/, '')}`, 2);
+  }
+  io.stdout.write(`${hash}\n`);
+}

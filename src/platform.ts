@@ -1,4 +1,6 @@
 import { createAdmin, type AdminParts } from './admin/index.js';
+import { noTelemetry } from './core/telemetry.js';
+import { createPrometheusTelemetry } from './metrics/prometheus.js';
 import { systemClock } from './core/clock.js';
 import { PlatformError } from './core/errors.js';
 import type { PlatformRequest, PlatformResponse } from './core/http.js';
@@ -70,13 +72,16 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
   const router = new Router();
   const starting: Promise<void>[] = [];
 
-  const adminParts: AdminParts = { logger };
+  // Metrics are collected while the admin API, which serves them, is on.
+  const metrics = options.admin === false ? undefined : createPrometheusTelemetry(options.admin.registry);
+  const telemetry = metrics ?? noTelemetry;
+  const adminParts: Omit<AdminParts, 'registry'> = { logger };
   let verifyToken: TokenVerifier | undefined;
   let revokeGrants: Platform['revokeGrants'] = async () => {
     throw new TypeError('platform.revokeGrants needs the OAuth server, which is off (oauth: false)');
   };
   if (options.oauth !== false) {
-    const oauth = createOAuth(options.oauth, { now, logger, bodyLimit, clientIp });
+    const oauth = createOAuth(options.oauth, { now, logger, bodyLimit, clientIp, telemetry });
     router.addNamespace(oauth.namespace);
     for (const route of oauth.routes) router.add(route);
     starting.push(oauth.ready);
@@ -92,7 +97,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
     const verify = (hostVerify ?? verifyToken) as TokenVerifier;
     const quota = buildQuotaService(resolveQuotaConfig({ ...counting, now, logger }));
     router.add(getQuotaRoute(basePath, quota, verify));
-    guard = (request, apiPath) => guardRequest(request, quota, verify, apiPath);
+    guard = (request, apiPath) => guardRequest(request, quota, verify, apiPath, telemetry);
   }
 
   if (options.courier !== false) {
@@ -106,12 +111,13 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
       transport: courierTransport(courier, logger),
       bodyLimit,
       logger,
+      telemetry,
     });
     for (const route of routes) router.add(route);
   }
 
-  if (options.admin !== false) {
-    const admin = createAdmin(options.admin, adminParts);
+  if (options.admin !== false && metrics) {
+    const admin = createAdmin(options.admin, { ...adminParts, registry: metrics.registry });
     router.addNamespace(admin.namespace);
     for (const route of admin.routes) router.add(route);
   }

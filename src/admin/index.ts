@@ -3,15 +3,19 @@
  * operator check. Each concern keeps its routes in its own module; the parts that are off
  * (OAuth, quota) contribute none.
  */
+import type { Registry } from 'prom-client';
 import { errorEnvelope } from '../core/envelope.js';
 import type { Logger } from '../core/logger.js';
 import type { Namespace, Route } from '../core/router.js';
 import { adminAccess } from './access.js';
 import { grantRoutes } from './grants.js';
+import { metricsRoutes } from './metrics.js';
 import type { ResolvedAdminOptions } from './options.js';
 
 export interface AdminParts {
   logger: Logger;
+  /** The registry the platform's metrics are in. */
+  registry: Registry;
   /** Present while the OAuth server is on. */
   oauth?: {
     revokeGrants(grants: { sub: string; clientId: string }): Promise<void>;
@@ -21,7 +25,7 @@ export interface AdminParts {
 export function createAdmin(options: ResolvedAdminOptions, parts: AdminParts): { namespace: Namespace; routes: Route[] } {
   const { basePath } = options;
   const access = adminAccess(options, parts.logger);
-  const routes: Route[] = [];
+  const routes: Route[] = [...metricsRoutes(basePath, access, parts.registry)];
   if (parts.oauth) routes.push(...grantRoutes(basePath, access, { logger: parts.logger, revokeGrants: parts.oauth.revokeGrants }));
   return { namespace: { prefix: basePath, formatError: errorEnvelope }, routes };
 }

@@ -3,7 +3,8 @@
  * operator, a static token, the host's own check, or both.
  */
 import { z } from 'zod';
-import { basePathOption, functionOption } from '../core/option-schemas.js';
+import type { Registry } from 'prom-client';
+import { basePathOption, functionOption, objectWith } from '../core/option-schemas.js';
 
 /** The host's answer on who is an operator: `true` yes, `false` signed in but not an operator (403), `null`/`undefined` nobody signed in (401). */
 export type AdminDecision = boolean | null | undefined;
@@ -17,6 +18,8 @@ export interface AdminOptions<Req = unknown> {
   authorize?: (req: Req) => AdminDecision | Promise<AdminDecision>;
   /** How long a rotated-out client secret keeps working, in seconds. Default 86400 (24 h). */
   secretOverlapSeconds?: number;
+  /** Where the metrics go (a prom-client Registry, e.g. the one your own /metrics serves). Default: a registry of the platform's own. */
+  registry?: Registry;
 }
 
 export const adminOptionsSchema = z
@@ -25,6 +28,7 @@ export const adminOptionsSchema = z
     token: z.string().min(32, 'must be at least 32 characters (e.g. `openssl rand -hex 32`)').optional(),
     authorize: functionOption<NonNullable<AdminOptions['authorize']>>().optional(),
     secretOverlapSeconds: z.number().int().min(0).default(86_400),
+    registry: objectWith<Registry>(['metrics', 'registerMetric', 'getSingleMetric'], 'a prom-client Registry').optional(),
   })
   .refine((admin) => admin.token !== undefined || admin.authorize !== undefined, {
     message: 'needs `token` or `authorize`: without one nobody could call the admin API',

@@ -13,6 +13,8 @@ export interface StoreGuardOptions {
   name: string;
   timeoutMs: number;
   logger: Logger;
+  /** Hears every failed or late call (the metrics count them). */
+  onError?: () => void;
 }
 
 export interface StoreGuard {
@@ -22,7 +24,7 @@ export interface StoreGuard {
   whenBack(action: () => void): void;
 }
 
-export function createStoreGuard({ name, timeoutMs, logger }: StoreGuardOptions): StoreGuard {
+export function createStoreGuard({ name, timeoutMs, logger, onError }: StoreGuardOptions): StoreGuard {
   // Calls are numbered so that a straggler does not fake a change: a call issued before the
   // outage was seen cannot end it, and one issued before the recovery cannot start a new one.
   let issued = 0;
@@ -56,6 +58,7 @@ export function createStoreGuard({ name, timeoutMs, logger }: StoreGuardOptions)
         const fail = (error: unknown) => {
           clearTimeout(timer);
           failed(call, error);
+          onError?.();
           reject(error instanceof StoreUnavailableError ? error : new StoreUnavailableError(name, error));
         };
         const timer = setTimeout(() => fail(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);

@@ -4,6 +4,7 @@ import { errorEnvelope, failure, ok } from '../core/envelope.js';
 import { BadRequestError, PlatformError, UnauthorizedError } from '../core/errors.js';
 import type { PlatformRequest, PlatformResponse } from '../core/http.js';
 import { isPlainObject } from '../core/plain-object.js';
+import type { Telemetry } from '../core/telemetry.js';
 import type { Logger } from '../core/logger.js';
 import type { Route } from '../core/router.js';
 import { parseWith } from '../core/validation.js';
@@ -25,6 +26,7 @@ export interface CourierProxyConfig {
   transport: CourierTransport;
   bodyLimit: number;
   logger: Logger;
+  telemetry: Telemetry;
 }
 
 const CHALLENGE = 'Basic realm="courier", charset="UTF-8"';
@@ -69,9 +71,11 @@ function operationHandler(operation: CourierOperation, config: CourierProxyConfi
     const started = performance.now();
     try {
       const reply = await config.transport({ api: operation.name, body, idempotent: operation.idempotent });
+      config.telemetry.courierCall(operation.name, reply.code === 0 ? 'ok' : 'refused', (performance.now() - started) / 1000);
       if (reply.code === 0) return ok(reply.data);
       return failure(200, reply.message || `The courier platform refused the call (code ${reply.code})`, { upstreamCode: reply.code });
     } catch (error) {
+      config.telemetry.courierCall(operation.name, 'error', (performance.now() - started) / 1000);
       config.logger.warn({ api: operation.name, err: error, ms: performance.now() - started }, 'courier call failed');
       throw error;
     }

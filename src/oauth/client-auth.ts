@@ -84,6 +84,7 @@ export async function authenticateClient(request: PlatformRequest, form: Record<
   if (!client) {
     // The reservation stays: it is this failure.
     context.logger.info({ clientId: presented.clientId }, 'client authentication failed');
+    context.telemetry.clientAuthFailed();
     throw invalidClient();
   }
   await attempt.release();

@@ -2,6 +2,7 @@ import OAuth2Server from '@node-oauth/oauth2-server';
 import type { Clock } from '../core/clock.js';
 import { header, type PlatformRequest } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
+import type { Telemetry } from '../core/telemetry.js';
 import type { EmitEvent } from './events.js';
 import type { KeyRing } from './keys.js';
 import type { OAuthUser } from './options.js';
@@ -40,6 +41,7 @@ export interface OAuthContext {
   clientIp(request: PlatformRequest): string;
   /** Tells the host's `oauth.onEvent` about a token's life. */
   emit: EmitEvent;
+  telemetry: Telemetry;
 }
 
 /**

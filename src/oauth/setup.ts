@@ -7,11 +7,12 @@ import type { MaybePromise } from '../core/maybe-promise.js';
 import { isPlainObject } from '../core/plain-object.js';
 import type { Namespace, Route } from '../core/router.js';
 import { createStoreGuard, guardMethods, type StoreGuard } from '../core/store-guard.js';
+import type { Telemetry } from '../core/telemetry.js';
 import { handleAuthorize, handleConsent } from './authorize.js';
 import { createSecretVerifier } from './client-secret.js';
 import type { OAuthContext } from './context.js';
 import { handleDiscovery, handleJwks } from './discovery.js';
-import { eventEmitter } from './events.js';
+import { eventEmitter, type EmitEvent } from './events.js';
 import { browserErrorResponse, formatPlatformErrorAsOAuth } from './errors.js';
 import type { OAuthUser, ResolvedOAuthOptions } from './options.js';
 import { createMemoryOAuthStore } from './store/memory.js';
@@ -29,6 +30,7 @@ export interface OAuthShared {
   logger: Logger;
   bodyLimit: number;
   clientIp: (request: PlatformRequest) => string;
+  telemetry: Telemetry;
 }
 
 interface TokenIdentity {
@@ -64,6 +66,14 @@ function hostAuthenticate(authenticate: ResolvedOAuthOptions['authenticate'], lo
       throw new HostCallbackError('The sign-in check of this site returned a user without an id (oauth.authenticate gave no string sub); the server log has details.');
     }
     return user as OAuthUser;
+  };
+}
+
+/** Tokens issued, by grant type, counted from the token life events. */
+function withTokenMetrics(emit: EmitEvent, telemetry: Telemetry): EmitEvent {
+  return (event) => {
+    if (event.grantType && (event.type === 'token.issued' || event.type === 'token.refreshed')) telemetry.tokenIssued(event.grantType);
+    emit(event);
   };
 }
 
@@ -112,10 +122,12 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
   const logger = shared.logger;
   const rawStore = options.store ?? createMemoryOAuthStore({ now: shared.now });
   const kind = (rawStore as { kind?: unknown }).kind;
+  const storeName = typeof kind === 'string' ? `OAuth store (${kind})` : 'OAuth store';
   const storeGuard = createStoreGuard({
-    name: typeof kind === 'string' ? `OAuth store (${kind})` : 'OAuth store',
+    name: storeName,
     timeoutMs: options.storeTimeoutMs,
     logger,
+    onError: () => shared.telemetry.storeError(storeName),
   });
   const store = guardMethods(rawStore, storeGuard);
   if (options.signingKeys.length === 0) {
@@ -153,7 +165,8 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     ),
     logger,
     clientIp: shared.clientIp,
-    emit: eventEmitter(options.onEvent, shared.now, shared.logger),
+    emit: withTokenMetrics(eventEmitter(options.onEvent, shared.now, shared.logger), shared.telemetry),
+    telemetry: shared.telemetry,
     authenticate: hostAuthenticate(options.authenticate, logger),
   };
 

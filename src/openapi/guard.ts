@@ -4,6 +4,7 @@ import { PlatformError, StoreUnavailableError, UnauthorizedError } from '../core
 import type { PlatformRequest, PlatformResponse } from '../core/http.js';
 import { isThenable, type MaybePromise } from '../core/maybe-promise.js';
 import type { Route } from '../core/router.js';
+import { noTelemetry, type Telemetry } from '../core/telemetry.js';
 import { parseWith } from '../core/validation.js';
 import { bearerToken } from '../oauth/userinfo.js';
 import {
@@ -52,15 +53,17 @@ function tokenCheckError(error: unknown): PlatformError {
 
 const tokenCheckFailed = (error: unknown): GuardVerdict => refusal(tokenCheckError(error));
 
-function verdictOf(decision: QuotaDecision, identity: QuotaIdentity): GuardVerdict {
+function verdictOf(decision: QuotaDecision, identity: QuotaIdentity, telemetry: Telemetry): GuardVerdict {
+  telemetry.guardedCall(identity.clientId, decision.apiPath, decision.outcome === 'store_unavailable' ? 'store_error' : decision.outcome);
+  if (decision.outcome === 'store_unavailable' || decision.source === 'insurance') telemetry.storeError('quota store');
   const verdict = guardVerdict(decision);
   return verdict.pass ? { pass: true, headers: verdict.headers, identity } : verdict;
 }
 
-function charge(identity: QuotaIdentity | undefined, quota: QuotaService, apiPath: string): MaybePromise<GuardVerdict> {
+function charge(identity: QuotaIdentity | undefined, quota: QuotaService, apiPath: string, telemetry: Telemetry): MaybePromise<GuardVerdict> {
   if (!identity) return refusal(unauthorized());
   const decision = quota.consume(identity.clientId, apiPath);
-  return isThenable(decision) ? decision.then((d) => verdictOf(d, identity), refusal) : verdictOf(decision, identity);
+  return isThenable(decision) ? decision.then((d) => verdictOf(d, identity, telemetry), refusal) : verdictOf(decision, identity, telemetry);
 }
 
 /**
@@ -69,16 +72,22 @@ function charge(identity: QuotaIdentity | undefined, quota: QuotaService, apiPat
  * check and the quota store are (memory stores), so the host's handler runs in the same tick;
  * a promise otherwise. Throws (or rejects) only for a bug, never for a caller's or store's fault.
  */
-export function guardRequest(request: PlatformRequest, quota: QuotaService, verify: TokenVerifier, apiPath = request.path): MaybePromise<GuardVerdict> {
+export function guardRequest(
+  request: PlatformRequest,
+  quota: QuotaService,
+  verify: TokenVerifier,
+  apiPath = request.path,
+  telemetry: Telemetry = noTelemetry,
+): MaybePromise<GuardVerdict> {
   let identity: MaybePromise<QuotaIdentity | undefined>;
   try {
     identity = identityOf(request, verify);
   } catch (error) {
     return tokenCheckFailed(error);
   }
-  if (isThenable(identity)) return identity.then((id) => charge(id, quota, apiPath), tokenCheckFailed);
+  if (isThenable(identity)) return identity.then((id) => charge(id, quota, apiPath, telemetry), tokenCheckFailed);
   try {
-    return charge(identity, quota, apiPath);
+    return charge(identity, quota, apiPath, telemetry);
   } catch (error) {
     return refusal(error);
   }

@@ -16,7 +16,7 @@ import { courierPlatform as expressPlatform } from '../../adapters/express.js';
 import { courierPlatform as koaPlatform } from '../../adapters/koa.js';
 import { silentLogger, type Logger } from '../../src/core/logger.js';
 import type { OAuthOptions } from '../../src/oauth/options.js';
-import type { QuotaOptions } from '../../src/options.js';
+import type { CourierPlatformOptions, QuotaOptions } from '../../src/options.js';
 import type { QuotaIdentity } from '../../src/quota/index.js';
 import { USERS, cheapClients, listen, oauthTestOptions, sharedSigningKey, type AdapterName } from '../support/oauth.js';
 
@@ -93,6 +93,8 @@ export interface HostSetup {
   accessTokenSeconds?: number;
   /** More OAuth options (a shared store, its deadline). */
   oauth?: Partial<OAuthOptions>;
+  /** The other parts (courier, admin); the courier proxy is off unless given. */
+  platform?: Pick<CourierPlatformOptions, 'courier' | 'admin'>;
 }
 
 type Handler = 'ping' | 'orders' | 'order';
@@ -110,7 +112,7 @@ function sendJson(res: ServerResponse, body: unknown): void {
 /** The host app as a Node listener, with the platform mounted and the two guarded routes. */
 async function hostListener(adapter: AdapterName, setup: HostSetup, clock: TestClock, handled: string[]) {
   const oauth = { ...(await oauthOptions(setup.accessTokenSeconds ? { accessToken: setup.accessTokenSeconds } : undefined)), ...setup.oauth };
-  const base = { courier: false as const, quota: setup.quota, now: clock.now, logger: setup.logger ?? silentLogger };
+  const base = { courier: false as const, ...setup.platform, quota: setup.quota, now: clock.now, logger: setup.logger ?? silentLogger };
   const answer = (handler: Handler, platformAuth: QuotaIdentity | undefined): HostBody => {
     handled.push(handler);
     return { handler, platformAuth };

@@ -75,7 +75,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
   // Metrics are collected while the admin API, which serves them, is on.
   const metrics = options.admin === false ? undefined : createPrometheusTelemetry(options.admin.registry);
   const telemetry = metrics ?? noTelemetry;
-  const adminParts: Omit<AdminParts, 'registry'> = { logger };
+  const adminParts: Omit<AdminParts, 'registry'> = { logger, bodyLimit, now };
   let verifyToken: TokenVerifier | undefined;
   let revokeGrants: Platform['revokeGrants'] = async () => {
     throw new TypeError('platform.revokeGrants needs the OAuth server, which is off (oauth: false)');
@@ -87,7 +87,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
     starting.push(oauth.ready);
     verifyToken = oauth.verifyAccessToken;
     revokeGrants = (grants) => oauth.revokeGrants(grants);
-    adminParts.oauth = { revokeGrants };
+    adminParts.oauth = { revokeGrants, clients: oauth.clients };
   }
 
   let guard: Platform['guard'];

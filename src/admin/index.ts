@@ -8,17 +8,22 @@ import { errorEnvelope } from '../core/envelope.js';
 import type { Logger } from '../core/logger.js';
 import type { Namespace, Route } from '../core/router.js';
 import { adminAccess } from './access.js';
+import { clientRoutes } from './clients.js';
 import { grantRoutes } from './grants.js';
 import { metricsRoutes } from './metrics.js';
 import type { ResolvedAdminOptions } from './options.js';
+import type { OAuthClientAdmin } from '../oauth/setup.js';
 
 export interface AdminParts {
   logger: Logger;
   /** The registry the platform's metrics are in. */
   registry: Registry;
+  bodyLimit: number;
+  now: () => number;
   /** Present while the OAuth server is on. */
   oauth?: {
     revokeGrants(grants: { sub: string; clientId: string }): Promise<void>;
+    clients: OAuthClientAdmin;
   };
 }
 
@@ -26,6 +31,10 @@ export function createAdmin(options: ResolvedAdminOptions, parts: AdminParts): {
   const { basePath } = options;
   const access = adminAccess(options, parts.logger);
   const routes: Route[] = [...metricsRoutes(basePath, access, parts.registry)];
-  if (parts.oauth) routes.push(...grantRoutes(basePath, access, { logger: parts.logger, revokeGrants: parts.oauth.revokeGrants }));
+  const { logger, bodyLimit, now } = parts;
+  if (parts.oauth) {
+    routes.push(...grantRoutes(basePath, access, { logger, revokeGrants: parts.oauth.revokeGrants }));
+    routes.push(...clientRoutes(basePath, access, { logger, bodyLimit, now, secretOverlapSeconds: options.secretOverlapSeconds, clients: parts.oauth.clients }));
+  }
   return { namespace: { prefix: basePath, formatError: errorEnvelope }, routes };
 }

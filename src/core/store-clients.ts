@@ -11,6 +11,9 @@ export interface RedisLike {
   set(key: string, value: string): Promise<unknown>;
   mget(...keys: string[]): Promise<(string | null)[]>;
   hmget(key: string, ...fields: string[]): Promise<(string | null)[]>;
+  hset(key: string, field: string, value: string): Promise<unknown>;
+  hgetall(key: string): Promise<Record<string, string>>;
+  hdel(key: string, ...fields: string[]): Promise<number>;
   evalsha(sha1: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
   eval(script: string, numkeys: number, ...args: (string | number)[]): Promise<unknown>;
   /** ioredis's pipeline: when there, the quota store sends calls that arrive together in one write. */

@@ -56,7 +56,11 @@ async function verifyPresented(presented: PresentedCredentials, context: OAuthCo
   }
   // A public client has no secret; it proves itself with PKCE instead.
   if (!client.secretHash) return presented.secret === undefined ? client : undefined;
-  return presented.secret !== undefined && (await context.verifySecret(presented.secret, client.secretHash)) ? client : undefined;
+  if (presented.secret === undefined) return undefined;
+  if (await context.verifySecret(presented.secret, client.secretHash)) return client;
+  // After a rotation the previous secret works until its overlap ends (docs/operator.md).
+  const previous = (client.previousSecretValidUntil ?? 0) > context.now() ? client.previousSecretHash : undefined;
+  return previous !== undefined && (await context.verifySecret(presented.secret, previous)) ? client : undefined;
 }
 
 /**

@@ -25,11 +25,11 @@ const secretHash = z.string().superRefine((value, ctx) => {
   const problem = secretHashProblem(value);
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
-const redirectUris = z
+export const redirectUris = z
   .array(z.string().refine(isRedirectUri, 'must be an absolute http(s) URL without a fragment (RFC 6749 3.1.2)'))
   .min(1);
-const scopes = z.array(z.enum(SUPPORTED_SCOPES)).min(1);
-const grants = z.array(z.enum([...DEFAULT_CLIENT_GRANTS, 'client_credentials'])).min(1);
+export const scopes = z.array(z.enum(SUPPORTED_SCOPES)).min(1);
+export const grants = z.array(z.enum([...DEFAULT_CLIENT_GRANTS, 'client_credentials'])).min(1);
 
 /** RFC 6749 4.4: only a client that can authenticate may act on its own behalf. */
 function clientCredentialsNeedSecret(client: { grants: string[]; secretHash?: string | undefined; secret?: string | undefined }, ctx: z.RefinementCtx): void {
@@ -40,7 +40,18 @@ function clientCredentialsNeedSecret(client: { grants: string[]; secretHash?: st
 
 /** A client as the stores keep it. */
 export const clientRecordSchema = z
-  .strictObject({ id: clientId, name: nonEmptyText, secretHash: secretHash.optional(), redirectUris, scopes, grants, introspect: z.boolean().optional() })
+  .strictObject({
+    id: clientId,
+    name: nonEmptyText,
+    secretHash: secretHash.optional(),
+    redirectUris,
+    scopes,
+    grants,
+    introspect: z.boolean().optional(),
+    status: z.enum(['active', 'suspended']).optional(),
+    previousSecretHash: secretHash.optional(),
+    previousSecretValidUntil: z.number().int().nonnegative().optional(),
+  })
   .superRefine(clientCredentialsNeedSecret);
 
 /** A client as `oauth.clients` lists it: a plain `secret` (hashed at start) or a `secretHash`, and defaults. */

@@ -87,6 +87,8 @@ export interface OAuthOptions<Req = unknown> {
 const STORE_METHODS = [
   'getClient',
   'saveClient',
+  'listClients',
+  'deleteClient',
   'saveCode',
   'findCode',
   'consumeCode',

@@ -13,11 +13,12 @@ import { createSecretVerifier } from './client-secret.js';
 import type { OAuthContext } from './context.js';
 import { handleDiscovery, handleJwks } from './discovery.js';
 import { eventEmitter, type EmitEvent } from './events.js';
+import { clientStatusCache, gateByClientStatus } from './client-status.js';
 import { browserErrorResponse, formatPlatformErrorAsOAuth } from './errors.js';
 import type { OAuthUser, ResolvedOAuthOptions } from './options.js';
 import { createMemoryOAuthStore } from './store/memory.js';
 import { startup } from './startup.js';
-import type { AccessTokenRecord } from './store/types.js';
+import type { AccessTokenRecord, OAuthStore } from './store/types.js';
 import { createFailureThrottle, type FailureThrottle } from './throttle.js';
 import { handleIntrospect } from './introspection.js';
 import { handleRevoke } from './revocation.js';
@@ -115,6 +116,17 @@ export interface OAuthServer {
   verifyAccessToken(token: string): MaybePromise<TokenIdentity | undefined>;
   /** Ends every grant of the user at the client and forgets the consent: the next authorization asks again. */
   revokeGrants(grants: { sub: string; clientId: string }): Promise<void>;
+  /** What the admin API manages clients with. */
+  clients: OAuthClientAdmin;
+}
+
+export interface OAuthClientAdmin {
+  /** The store with its deadline, suspended clients included. */
+  store: OAuthStore;
+  /** Clients from `oauth.clients`: read-only through the admin API. */
+  configuredIds: ReadonlySet<string>;
+  /** A client was changed here: this process stops trusting what it knew of its status. */
+  changed(clientId: string): void;
 }
 
 export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared): OAuthServer {
@@ -130,6 +142,8 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     onError: () => shared.telemetry.storeError(storeName),
   });
   const store = guardMethods(rawStore, storeGuard);
+  // Real elapsed time, not the platform's clock: the question is how long ago the store was asked.
+  const clientStatus = clientStatusCache((clientId) => store.getClient(clientId), () => performance.now());
   if (options.signingKeys.length === 0) {
     logger.warn({}, 'oauth.signingKeys is not set: generating a signing key; id_tokens will not verify after a restart and other processes cannot share it');
   }
@@ -140,7 +154,7 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
   const started = startup(options, store, logger);
 
   const context: OAuthContext = {
-    store,
+    store: gateByClientStatus(store, clientStatus),
     get ready() {
       return started.ensure();
     },
@@ -214,8 +228,19 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     verifyAccessToken(token) {
       const ref = parseToken(token);
       if (!ref) return undefined;
-      if (store.findAccessTokenSync) return identityOf(store.findAccessTokenSync(ref));
-      return store.findAccessToken(ref).then(identityOf);
+      if (!store.findAccessTokenSync) return context.store.findAccessToken(ref).then(identityOf);
+      // In-process store: synchronous while this client's status is known (see client-status.ts).
+      const record = store.findAccessTokenSync(ref);
+      if (!record) return undefined;
+      if (store.clientStatusSync) return store.clientStatusSync(record.clientId) === 'active' ? identityOf(record) : undefined;
+      const known = clientStatus.cached(record.clientId);
+      if (known !== undefined) return known ? identityOf(record) : undefined;
+      return clientStatus.active(record.clientId).then((active) => (active ? identityOf(record) : undefined));
+    },
+    clients: {
+      store,
+      configuredIds: new Set(options.clients.map((client) => client.id)),
+      changed: (clientId) => clientStatus.forget(clientId),
     },
   };
 }

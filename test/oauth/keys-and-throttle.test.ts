@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createPostgresOAuthStore, createRedisOAuthStore, type RedisLike } from '../../src/oauth/store/index.js';
+import { oauthMigrationSql, createRedisOAuthStore, type RedisLike } from '../../src/oauth/store/index.js';
 import { createLoginThrottle, type LoginThrottle } from '../../src/oauth/throttle.js';
 import { describePostgres, describeRedis } from '../support/services.js';
 import { memoryStores, postgresStores, redisStores, type StoreFactory } from './shared-stores.js';
@@ -91,7 +91,7 @@ describe('createLoginThrottle: failed logins per user name and per IP, in memory
   });
 
   it('refuses a Redis store whose client is not an ioredis Redis or Cluster, naming the client', () => {
-    const bare: RedisLike = { get: async () => null, set: async () => 'OK', mget: async () => [], hmget: async () => [], evalsha: async () => 0, eval: async () => 0 };
+    const bare: RedisLike = { get: async () => null, set: async () => 'OK', mget: async () => [], hmget: async () => [], hset: async () => 0, hgetall: async () => ({}), hdel: async () => 0, evalsha: async () => 0, eval: async () => 0 };
     expect(() => createLoginThrottle({ store: createRedisOAuthStore({ client: bare }) })).toThrow(/createRedisOAuthStore: .*ioredis Redis or Cluster/);
   });
 
@@ -164,15 +164,12 @@ describePostgres('createLoginThrottle on the PostgreSQL OAuth store', () => {
     }
   });
 
-  it('with migrate: false it creates nothing, and the documented table is all it needs', async () => {
+  it("with migrate: false it creates nothing; the store's migration (migrate() or oauthMigrationSql()) makes the table it counts in", async () => {
     const stores = postgresStores({ migrate: false });
     try {
-      await createPostgresOAuthStore({ pool: stores.pool(), schema: stores.schema }).migrate();
       const logins = createLoginThrottle({ failures: 1, store: stores.open() });
-      await expect(logins.attempt('demo', '192.0.2.1')).rejects.toThrow(/oauth_rate_limits" does not exist/);
-      await stores.pool().query(
-        `CREATE TABLE "${stores.schema}".oauth_rate_limits (key varchar(255) PRIMARY KEY, points integer NOT NULL DEFAULT 0, expire bigint)`,
-      );
+      await expect(logins.attempt('demo', '192.0.2.1')).rejects.toThrow(/does not exist/);
+      await stores.pool().query(oauthMigrationSql({ schema: stores.schema }));
       expect((await logins.attempt('demo', '192.0.2.1')).retryAfter).toBe(0);
       expect((await logins.attempt('demo', '192.0.2.2')).retryAfter).toBeGreaterThan(0);
     } finally {

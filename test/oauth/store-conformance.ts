@@ -179,6 +179,20 @@ export function describeOAuthStoreConformance({ name, create, refreshes = 20_000
         expect(await store.getClient(first.id)).toStrictEqual(second);
       });
 
+      it('lists the clients it holds and deletes one, keeping a suspension and a rotated-out secret', async () => {
+        const kept = clientRecord({ status: 'suspended', previousSecretHash: clientRecord().secretHash, previousSecretValidUntil: BASE_TIME + 60_000 });
+        const gone = clientRecord();
+        await store.saveClient(kept);
+        await store.saveClient(gone);
+        const ids = (await store.listClients()).map((client) => client.id);
+        expect(ids).toEqual(expect.arrayContaining([kept.id, gone.id]));
+        expect(await store.deleteClient(gone.id)).toBe(true);
+        expect(await store.deleteClient(gone.id)).toBe(false);
+        expect(await store.getClient(gone.id)).toBeUndefined();
+        expect((await store.listClients()).map((client) => client.id)).not.toContain(gone.id);
+        expect(await store.getClient(kept.id)).toStrictEqual(kept);
+      });
+
       // A record authorize or token could not use is refused when saved, naming the field.
       it.each<[string, Record<string, unknown>, string]>([
         ['a secret hash mangled by a shell ($ expanded)', { secretHash: 'scrypt6384' }, 'secretHash'],

@@ -181,6 +181,9 @@ const NOT_SENT_BY_QUOTA = {
   get: () => Promise.reject(new Error('the quota store sent GET')),
   set: () => Promise.reject(new Error('the quota store sent SET')),
   hmget: () => Promise.reject(new Error('the quota store sent HMGET')),
+  hset: () => Promise.reject(new Error('the quota store sent HSET')),
+  hgetall: () => Promise.reject(new Error('the quota store sent HGETALL')),
+  hdel: () => Promise.reject(new Error('the quota store sent HDEL')),
 };
 
 describe('redis quota store, with a recording client', () => {

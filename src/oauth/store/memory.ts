@@ -99,6 +99,8 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
   }
 
   const clients = new Map<string, string>();
+  // Beside the records, so the guard learns a client's status without parsing its record.
+  const statuses = new Map<string, 'active' | 'suspended'>();
   const consents = new Map<string, string>();
   /** One-time ids and their expiry, in insertion order (so, nearly in expiry order). */
   const used = new Map<string, number>();
@@ -111,6 +113,7 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
   for (const client of options.clients ?? []) {
     const record = checkClientRecord(client);
     clients.set(record.id, JSON.stringify(record));
+    statuses.set(record.id, record.status ?? 'active');
   }
 
   function drop(grantId: string): void {
@@ -185,9 +188,21 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
       return json === undefined ? undefined : (JSON.parse(json) as OAuthClientRecord);
     },
 
+    clientStatusSync: (clientId) => statuses.get(clientId),
+
     async saveClient(client) {
       const record = checkClientRecord(client);
       clients.set(record.id, JSON.stringify(record));
+      statuses.set(record.id, record.status ?? 'active');
+    },
+
+    async listClients() {
+      return [...clients.values()].map((json) => JSON.parse(json) as OAuthClientRecord);
+    },
+
+    async deleteClient(clientId) {
+      statuses.delete(clientId);
+      return clients.delete(clientId);
     },
 
     async saveCode(code) {

@@ -184,6 +184,16 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
       await query(sql.saveClient, [record.id, JSON.stringify(record)]);
     },
 
+    async listClients() {
+      const { rows } = await query<RecordRow>(sql.listClients, []);
+      return rows.map((row) => parse<OAuthClientRecord>(row.record));
+    },
+
+    async deleteClient(clientId) {
+      const { rowCount } = await query(sql.deleteClient, [clientId]);
+      return (rowCount ?? 0) > 0;
+    },
+
     async saveCode(code) {
       checkGrantId(code.ref.grantId);
       await query(sql.saveCode, [
@@ -335,6 +345,8 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_rate_limits (
     getClient: `SELECT record FROM ${s}.oauth_clients WHERE id = $1`,
     saveClient: `INSERT INTO ${s}.oauth_clients (id, record) VALUES ($1, $2::json)
       ON CONFLICT (id) DO UPDATE SET record = EXCLUDED.record`,
+    listClients: `SELECT record FROM ${s}.oauth_clients`,
+    deleteClient: `DELETE FROM ${s}.oauth_clients WHERE id = $1`,
 
     /** $1 grant, $2 client, $3 sub, $4 code record, $5 code hash, $6 code expiry. Starts the grant afresh. */
     saveCode: `INSERT INTO ${grants} AS g (grant_id, client_id, sub, record, code_hash, code_expires_at, expires_at)

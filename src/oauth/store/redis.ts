@@ -5,7 +5,7 @@
  *
  *   p{g}:grant      hash  the grant record (fields below)                 PX to its last part's expiry
  *   p grants:s:c    zset  the grant ids of a (sub, client) pair           no expiry (pruned, see index)
- *   p client:id     string the client record (JSON)                       no expiry
+ *   p clients       hash   client id -> the client record (JSON)          no expiry
  *   p consent:s:c   string the approved scopes (JSON array)               no expiry
  *   p once:id       string a used one-time id's expiry (consent transaction) PX to its expiry
  *   p limits:n:k    string a brute-force count, n client-auth or login (rate-limiter-flexible) EX the window
@@ -185,7 +185,8 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
       return `${prefix}{${encodeURIComponent(grantId)}}:grant`;
     },
     grants: (sub: string, clientId: string) => `${prefix}grants:${pair(sub, clientId)}`,
-    client: (id: string) => `${prefix}client:${encodeURIComponent(id)}`,
+    // One hash of every client: few, read by id, listed by the admin API.
+    clients: `${prefix}clients`,
     consent: (sub: string, clientId: string) => `${prefix}consent:${pair(sub, clientId)}`,
     once: (id: string) => `${prefix}once:${encodeURIComponent(id)}`,
   };
@@ -242,13 +243,21 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
     rateLimitStore: { kind: 'redis', client, keyPrefix: prefix },
 
     async getClient(clientId) {
-      const json = await client.get(keys.client(clientId));
-      return json === null ? undefined : (JSON.parse(json) as OAuthClientRecord);
+      const [json] = await client.hmget(keys.clients, clientId);
+      return json === null || json === undefined ? undefined : (JSON.parse(json) as OAuthClientRecord);
     },
 
     async saveClient(candidate) {
       const record = checkClientRecord(candidate);
-      await client.set(keys.client(record.id), JSON.stringify(record));
+      await client.hset(keys.clients, record.id, JSON.stringify(record));
+    },
+
+    async listClients() {
+      return Object.values(await client.hgetall(keys.clients)).map((json) => JSON.parse(json) as OAuthClientRecord);
+    },
+
+    async deleteClient(clientId) {
+      return (await client.hdel(keys.clients, clientId)) > 0;
     },
 
     async saveCode(code) {

@@ -41,6 +41,12 @@ export interface OAuthClientRecord {
   grants: GrantType[];
   /** May introspect any token (RFC 7662), not only its own. */
   introspect?: boolean;
+  /** `suspended`: its client authentication fails and its tokens stop working until it is `active` again. Default active. */
+  status?: 'active' | 'suspended';
+  /** After a secret rotation: the previous secret's hash, still accepted until `previousSecretValidUntil`. */
+  previousSecretHash?: string;
+  /** Ms since the epoch. */
+  previousSecretValidUntil?: number;
 }
 
 /** The signed-in user as the host's `authenticate` returned it, frozen at authorization time. */
@@ -127,6 +133,10 @@ export interface OAuthStore {
   getClient(clientId: string): Promise<OAuthClientRecord | undefined>;
   /** Inserts or replaces a client. */
   saveClient(client: OAuthClientRecord): Promise<void>;
+  /** Every stored client, in no particular order. */
+  listClients(): Promise<OAuthClientRecord[]>;
+  /** Removes a client; false when there was none. */
+  deleteClient(clientId: string): Promise<boolean>;
 
   /** Starts a grant with its authorization code (one code per grant); replaces any record of that grant id. */
   saveCode(code: AuthorizationCodeRecord): Promise<void>;
@@ -152,6 +162,8 @@ export interface OAuthStore {
    * (memory). The quota guard then validates a token without a promise.
    */
   findAccessTokenSync?(ref: TokenRef): AccessTokenRecord | undefined;
+  /** A client's status at once (`undefined`: no such client): in-process stores offer it so the guard stays synchronous. */
+  clientStatusSync?(clientId: string): 'active' | 'suspended' | undefined;
   /**
    * The grant's current refresh token (`consumed: false`) or the previous generation's
    * (`consumed: true`) until it expires; `undefined` for any other. Also tells a revocation

@@ -25,7 +25,7 @@ export interface ExampleApp {
   close(): Promise<void>;
 }
 
-/** The one `app.use()` this example is about: courier proxy, OAuth server and quotas. */
+/** The one `app.use()` this example is about: courier proxy, OAuth server, quotas and, with ADMIN_TOKEN, the admin API. */
 function mountablePlatform(config: ExampleConfig, stores: ExampleStores, login: Login, upstreamUrl: string): ExpressPlatform {
   return courierPlatform({
     courier: {
@@ -52,6 +52,8 @@ function mountablePlatform(config: ExampleConfig, stores: ExampleStores, login: 
       store: stores.quota,
       defaults: config.quota,
     },
+    // The operator's API (docs/operator.md), only with ADMIN_TOKEN set.
+    admin: config.adminToken ? { token: config.adminToken } : false,
   });
 }
 

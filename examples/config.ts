@@ -4,7 +4,8 @@ import { existsSync, readFileSync } from 'node:fs';
  * The example's settings, read once from the environment: where it listens and is reached
  * (HOST, PORT, PUBLIC_URL), its demo relying party (DEMO_*), the courier upstream (COURIER_*),
  * where records live (STORE, REDIS_URL, DATABASE_URL), the token signing key, the default quota
- * (QUOTA_*) and the secret of the demo's cookies and form tokens (SESSION_SECRET).
+ * (QUOTA_*), the secret of the demo's cookies and form tokens (SESSION_SECRET) and the admin
+ * API's token (ADMIN_TOKEN; the admin API is off without it).
  */
 export interface ExampleConfig {
   host: string;
@@ -27,6 +28,8 @@ export interface ExampleConfig {
   quota: { minute: number; day: number; month: number };
   /** Signs the demo's form tokens and the relying party's state cookie; shared by every process of one deployment. */
   sessionSecret: string;
+  /** ADMIN_TOKEN: turns the admin API on at /admin, for callers sending it as a Bearer token. */
+  adminToken: string | undefined;
 }
 
 function integer(name: string, value: string | undefined, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -64,6 +67,12 @@ function clusterNodes(value: string | undefined): string[] | undefined {
   return nodes;
 }
 
+function adminToken(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  if (value.length < 32) throw new Error(`ADMIN_TOKEN must be at least 32 characters (e.g. openssl rand -hex 32), got ${value.length}`);
+  return value;
+}
+
 export function readConfig(env: NodeJS.ProcessEnv = process.env): ExampleConfig {
   const host = env.HOST || '127.0.0.1';
   const port = integer('PORT', env.PORT, 3000, 65535);
@@ -89,5 +98,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ExampleConfig 
       month: integer('QUOTA_MONTH', env.QUOTA_MONTH, 0),
     },
     sessionSecret: env.SESSION_SECRET || 'courier-platform-demo-session-secret',
+    adminToken: adminToken(env.ADMIN_TOKEN),
   };
 }

@@ -67,6 +67,12 @@ describe('npm start refuses to start with one clear line and exit code 1', { tim
     expectOneClearLine(store, /^courier-platform example: STORE must be memory, redis or postgres, got "mongodb"/);
   });
 
+  it('when ADMIN_TOKEN is too short to be a secret', async () => {
+    const exit = await runExample({ PORT: '0', ADMIN_TOKEN: 'letmein' });
+    expectOneClearLine(exit, /^courier-platform example: ADMIN_TOKEN must be at least 32 characters/);
+    expect(exit.stderr).not.toContain('letmein');
+  });
+
   it('when the store cannot be reached, saying where it was looked for without the password', async () => {
     const exit = await runExample({ PORT: '0', STORE: 'postgres', DATABASE_URL: 'postgres://app:hunter2-secret@127.0.0.1:1/app' });
     expectOneClearLine(exit, /^courier-platform example: cannot start: .*\(STORE=postgres at 127\.0\.0\.1:1\)$/);

@@ -1,5 +1,6 @@
 export { createPlatform, type Platform } from './platform.js';
-export type { AdminOptions, CourierOptions, CourierPlatformOptions, QuotaOptions } from './options.js';
+export type { AdminOptions, CourierOptions, CourierPlatformOptions, PlatformEvent, QuotaOptions } from './options.js';
+export type { QuotaEvent } from './quota/events.js';
 export type { AdminDecision } from './admin/options.js';
 export type { RouteDoc, RouteBodyDoc, RouteResponseDoc, SecuritySchemeName } from './core/route-doc.js';
 export type { PlatformRequest, PlatformResponse, HeaderValue } from './core/http.js';

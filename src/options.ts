@@ -14,8 +14,13 @@ import { parseConfig } from './core/validation.js';
 import { courierOptionsSchema, type CourierOptions, type ResolvedCourierOptions } from './courier/options.js';
 import { oauthOptionsSchema, type OAuthOptions, type ResolvedOAuthOptions } from './oauth/options.js';
 import { quotaOptionsSchema, type QuotaOptions } from './quota/options.js';
+import type { OAuthEvent } from './oauth/events.js';
+import type { QuotaEvent } from './quota/events.js';
 
 export type { AdminOptions, CourierOptions, QuotaOptions };
+
+/** Every event `onEvent` hears: a token's life, or a quota crossing a threshold or refusing a call. */
+export type PlatformEvent = OAuthEvent | QuotaEvent;
 
 /**
  * Options of `courierPlatform()`. `Req` is the framework's request type that host callbacks
@@ -33,6 +38,8 @@ export interface CourierPlatformOptions<Req = unknown> {
   quota?: QuotaOptions | false;
   /** The operator's API (docs/operator.md); off (`false`) unless given. */
   admin?: AdminOptions<Req> | false;
+  /** Told of token and quota events (docs/operator.md#events), never with a token or secret; a hook that throws is logged and ignored. */
+  onEvent?: (event: PlatformEvent) => void | Promise<void>;
   /** The clock every expiry and period is measured with. Default `Date.now`. */
   now?: Clock;
   /** The caller's IP for brute-force limits. Default: the socket's peer address (set this behind a proxy). */
@@ -51,6 +58,7 @@ export const platformOptionsSchema = z.strictObject({
   oauth: part(oauthOptionsSchema).prefault({}),
   quota: part(quotaOptionsSchema).optional(),
   admin: part(adminOptionsSchema).default(false),
+  onEvent: functionOption<NonNullable<CourierPlatformOptions['onEvent']>>().optional(),
   now: functionOption<Clock>('a function returning ms since the epoch').optional(),
   clientIp: functionOption<NonNullable<CourierPlatformOptions['clientIp']>>().optional(),
   logger: loggerOption.optional(),
@@ -65,6 +73,7 @@ export interface ResolvedPlatformOptions {
   oauth: ResolvedOAuthOptions | false;
   quota: ResolvedQuotaOptions | false;
   admin: ResolvedAdminOptions | false;
+  onEvent?: CourierPlatformOptions['onEvent'];
   now?: Clock;
   clientIp?: CourierPlatformOptions['clientIp'];
   logger?: Logger;

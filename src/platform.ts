@@ -1,4 +1,5 @@
 import { createAdmin, type AdminParts } from './admin/index.js';
+import { eventEmitter } from './core/events.js';
 import { noTelemetry } from './core/telemetry.js';
 import { createPrometheusTelemetry } from './metrics/prometheus.js';
 import { systemClock } from './core/clock.js';
@@ -15,7 +16,7 @@ import { createHttpTransport, type CourierTransport } from './courier/transport.
 import { createInProcessSandboxTransport } from './courier/sandbox-transport.js';
 import { createOAuth } from './oauth/setup.js';
 import { getQuotaRoute, guardRequest, type GuardVerdict } from './openapi/guard.js';
-import { checkOptions, type CourierPlatformOptions } from './options.js';
+import { checkOptions, type CourierPlatformOptions, type PlatformEvent } from './options.js';
 import { buildQuotaService, resolveQuotaConfig, type TokenVerifier } from './quota/index.js';
 
 export interface Platform {
@@ -76,12 +77,13 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
   const metrics = options.admin === false ? undefined : createPrometheusTelemetry(options.admin.registry);
   const telemetry = metrics ?? noTelemetry;
   const adminParts: Omit<AdminParts, 'registry'> = { logger, bodyLimit, now };
+  const emit = eventEmitter<PlatformEvent>(options.onEvent, now, logger);
   let verifyToken: TokenVerifier | undefined;
   let revokeGrants: Platform['revokeGrants'] = async () => {
     throw new TypeError('platform.revokeGrants needs the OAuth server, which is off (oauth: false)');
   };
   if (options.oauth !== false) {
-    const oauth = createOAuth(options.oauth, { now, logger, bodyLimit, clientIp, telemetry });
+    const oauth = createOAuth(options.oauth, { now, logger, bodyLimit, clientIp, telemetry, emit });
     router.addNamespace(oauth.namespace);
     for (const route of oauth.routes) router.add(route);
     starting.push(oauth.ready);
@@ -95,7 +97,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
     const { basePath, verifyToken: hostVerify, ...counting } = options.quota;
     // checkOptions made sure one of the two is there.
     const verify = (hostVerify ?? verifyToken) as TokenVerifier;
-    const quota = buildQuotaService(resolveQuotaConfig({ ...counting, now, logger }));
+    const quota = buildQuotaService(resolveQuotaConfig({ ...counting, now, logger }), options.onEvent ? emit : undefined);
     router.add(getQuotaRoute(basePath, quota, verify));
     guard = (request, apiPath) => guardRequest(request, quota, verify, apiPath, telemetry);
   }

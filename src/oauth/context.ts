@@ -39,7 +39,7 @@ export interface OAuthContext {
   logger: Logger;
   authenticate(request: PlatformRequest): Promise<OAuthUser | undefined>;
   clientIp(request: PlatformRequest): string;
-  /** Tells the host's `oauth.onEvent` about a token's life. */
+  /** Tells the host's `onEvent` about a token's life. */
   emit: EmitEvent;
   telemetry: Telemetry;
 }

@@ -3,7 +3,6 @@ import { basePathOption, functionOption, httpUrlOption, objectWith, positiveInte
 import { clientConfigSchema } from './client-record.js';
 import { readSigningKey, type SigningKey, type SigningKeyInput } from './keys.js';
 import type { GrantType, OAuthStore } from './store/types.js';
-import type { OAuthEvent } from './events.js';
 
 /** The signed-in user as the host's `authenticate` returns it. */
 export interface OAuthUser {
@@ -80,8 +79,6 @@ export interface OAuthOptions<Req = unknown> {
   bruteForce?: BruteForceOptions;
   /** Where the server answers. Default `/oauth`. */
   basePath?: string;
-  /** Told of each token's life (issued, refreshed, revoked, reuse detected); a hook that throws is logged and ignored. */
-  onEvent?: (event: OAuthEvent) => void | Promise<void>;
 }
 
 const STORE_METHODS = [
@@ -154,7 +151,6 @@ export const oauthOptionsSchema = z.strictObject({
   bruteForce: z.strictObject({ clientAuthFailures: positiveInteger.default(10), windowSeconds: positiveInteger.default(900) }).prefault({}),
   storeTimeoutMs: positiveInteger.max(60_000).default(1000),
   basePath: basePathOption.default('/oauth'),
-  onEvent: functionOption<NonNullable<OAuthOptions['onEvent']>>().optional(),
 });
 
 export type ResolvedOAuthOptions = z.output<typeof oauthOptionsSchema>;

@@ -12,7 +12,7 @@ import { handleAuthorize, handleConsent } from './authorize.js';
 import { createSecretVerifier } from './client-secret.js';
 import type { OAuthContext } from './context.js';
 import { handleDiscovery, handleJwks } from './discovery.js';
-import { eventEmitter, type EmitEvent } from './events.js';
+import type { EmitEvent } from './events.js';
 import { clientStatusCache, gateByClientStatus } from './client-status.js';
 import { browserErrorResponse, formatPlatformErrorAsOAuth } from './errors.js';
 import type { OAuthUser, ResolvedOAuthOptions } from './options.js';
@@ -32,6 +32,8 @@ export interface OAuthShared {
   bodyLimit: number;
   clientIp: (request: PlatformRequest) => string;
   telemetry: Telemetry;
+  /** The host's `onEvent`, guarded. */
+  emit: EmitEvent;
 }
 
 interface TokenIdentity {
@@ -179,7 +181,7 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     ),
     logger,
     clientIp: shared.clientIp,
-    emit: withTokenMetrics(eventEmitter(options.onEvent, shared.now, shared.logger), shared.telemetry),
+    emit: withTokenMetrics(shared.emit, shared.telemetry),
     telemetry: shared.telemetry,
     authenticate: hostAuthenticate(options.authenticate, logger),
   };

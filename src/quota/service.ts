@@ -13,6 +13,7 @@ import { isThenable, type MaybePromise } from '../core/maybe-promise.js';
 import { parseConfig } from '../core/validation.js';
 import { asDependencyError, withDeadline } from './deadline.js';
 import { decide, bucketOf, type DecisionBase, type QuotaDecision } from './decision.js';
+import { quotaEvents, type EmitQuotaEvent } from './events.js';
 import type { QuotaStoreError, QuotaStoreTimeoutError } from './errors.js';
 import { createInsuranceLimiter } from './insurance.js';
 import { quotaServiceOptionsSchema, resolveQuotaConfig, type OnStoreError, type QuotaConfig, type QuotaServiceOptions } from './options.js';
@@ -67,7 +68,7 @@ export function createQuotaService(options: QuotaServiceOptions = {}): QuotaServ
 }
 
 /** The service over a checked configuration. */
-export function buildQuotaService(config: QuotaConfig): QuotaService {
+export function buildQuotaService(config: QuotaConfig, emit?: EmitQuotaEvent): QuotaService {
   const { store, calendar, onStoreError, storeTimeoutMs, defaults } = config;
   const rules = createRuleLookup(config);
   const outage = createOutageLog(config.logger, store.kind, onStoreError);
@@ -84,6 +85,7 @@ export function buildQuotaService(config: QuotaConfig): QuotaService {
   const decided = (request: ConsumeRequest, rule: ResolvedQuotaRule, result: ConsumeResult): QuotaDecision => {
     outage.worked(request.now);
     insurance.remember(request, result.used);
+    if (emit) for (const event of quotaEvents(request, result)) emit(event);
     return decide(request, rule, result);
   };
 

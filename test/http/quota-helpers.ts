@@ -94,7 +94,7 @@ export interface HostSetup {
   /** More OAuth options (a shared store, its deadline). */
   oauth?: Partial<OAuthOptions>;
   /** The other parts (courier, admin); the courier proxy is off unless given. */
-  platform?: Pick<CourierPlatformOptions, 'courier' | 'admin'>;
+  platform?: Pick<CourierPlatformOptions, 'courier' | 'admin' | 'onEvent'>;
 }
 
 type Handler = 'ping' | 'orders' | 'order';

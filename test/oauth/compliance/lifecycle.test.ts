@@ -1,6 +1,6 @@
 /**
  * A grant's end from the host's side and the token life events it can follow: platform.revokeGrants
- * (RFC 7009 2.1 semantics for every grant of a user at a client) and oauth.onEvent.
+ * (RFC 7009 2.1 semantics for every grant of a user at a client) and the onEvent hook.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OAuthEvent } from '../../../src/oauth/events.js';
@@ -27,9 +27,9 @@ describe.each(ADAPTER_NAMES)('grant life on %s', (adapter) => {
   it('RFC 6749 6 / OAuth 2.0 Security BCP 4.14: onEvent hears issuance, refresh, revocation and reuse, without tokens or secrets; a throwing hook breaks nothing', async () => {
     const events: OAuthEvent[] = [];
     const host = await startHost(adapter, {
-      oauth: {
+      platform: {
         onEvent: (event) => {
-          events.push(event);
+          events.push(event as OAuthEvent);
           throw new Error('the host hook failed');
         },
       },

@@ -1,7 +1,7 @@
 /**
- * What a route says about itself for the API document (docs/api-document.md). Each part declares
- * it beside the route, from the same zod schemas that validate the requests, so the document
- * cannot drift from what the platform answers.
+ * What a route says about itself, for a description of the platform's endpoints built from the
+ * route table. Each part declares it beside the route, from the same zod schemas that validate
+ * the requests, so the description cannot drift from what the platform answers.
  */
 import type { z } from 'zod';
 
@@ -11,7 +11,7 @@ export type SecuritySchemeName = 'courierBasic' | 'clientBasic' | 'bearer' | 'oa
 export interface RouteBodyDoc {
   contentType: 'application/json' | 'application/x-www-form-urlencoded';
   schema: z.ZodType;
-  /** A body that the route accepts: the contract test sends it. */
+  /** A body the route accepts, as an example for callers. */
   example?: unknown;
 }
 

@@ -16,7 +16,7 @@ export interface Route {
   handler: Handler;
   /** Formats errors thrown by this route (envelope, or RFC 6749 JSON on /oauth). */
   formatError: ErrorFormatter;
-  /** What the API document (docs/api-document.md) says of this route. */
+  /** What the route says of itself (see route-doc.ts). */
   doc?: RouteDoc;
 }
 
@@ -84,7 +84,7 @@ export class Router {
     byMethod.set(route.method, route);
   }
 
-  /** Every route, in the order added: what the API document is built from. */
+  /** Every route, in the order added. */
   list(): Route[] {
     return [...this.routes.values(), ...this.patterns.map((p) => p.byMethod)].flatMap((byMethod) => [...byMethod.values()]);
   }

@@ -80,7 +80,8 @@ export async function authorizeGrant(baseUrl: string, user: string, scope = BENC
     });
   }
   const location = res.headers.get('location');
-  if (res.status !== 302 || !location) throw new Error(`authorize for ${user}: expected a redirect, got HTTP ${res.status} ${(await res.text()).slice(0, 300)}`);
+  // 302 answers the GET, 303 the consent form's POST (RFC 9700 4.12).
+  if ((res.status !== 302 && res.status !== 303) || !location) throw new Error(`authorize for ${user}: expected a redirect, got HTTP ${res.status} ${(await res.text()).slice(0, 300)}`);
   const callback = new URL(location);
   const code = callback.searchParams.get('code');
   if (!code || callback.searchParams.get('state') !== state) throw new Error(`authorize for ${user}: the callback has no code: ${location}`);

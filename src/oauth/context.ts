@@ -30,6 +30,8 @@ export interface OAuthContext {
   publicUrl: string | undefined;
   loginUrl: string;
   lifetimes: ResolvedLifetimes;
+  /** How long the refresh token just rotated out may retry its refresh (docs/oauth.md). */
+  refreshRetryGraceMs: number;
   bodyLimit: number;
   engine: OAuth2Server;
   /** Checks a presented client secret against its stored hash (scrypt, successes remembered briefly). */

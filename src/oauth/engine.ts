@@ -12,6 +12,7 @@ import { fromEngineError } from './errors.js';
 import { signIdToken } from './id-token.js';
 import type { OAuthUser } from './options.js';
 import { redirectError, redirectTo } from './redirect.js';
+import { previousTokenOutcome } from './store/grant-record.js';
 import type { AuthorizedUser, OAuthClientRecord, TokenRef } from './store/types.js';
 import { newGrantId, newToken, parseToken } from './token-format.js';
 
@@ -175,8 +176,11 @@ export function tokenModel(context: OAuthContext, client: OAuthClientRecord, iss
       const ref = parseToken(value);
       const record = ref && (await store.findRefreshToken(ref));
       if (!ref || !record) return null;
-      // OAuth 2.0 Security BCP 4.14: reuse of a rotated refresh token means it leaked; end the grant.
-      if (record.consumed) {
+      // RFC 9700 4.14.2: reuse of a rotated refresh token means it leaked; end the grant. Within
+      // the retry grace it is the client repeating a refresh whose answer it never got.
+      const previous = record.consumed ? previousTokenOutcome(record.rotatedAt ?? 0, context.now(), context.refreshRetryGraceMs) : undefined;
+      if (previous === 'invalid') return null;
+      if (previous === 'reused') {
         await revoke(ref.grantId, 'rotated refresh token reused');
         context.emit({ type: 'refresh_token.reused', clientId: record.clientId, sub: record.user.sub });
         return null;
@@ -241,7 +245,7 @@ export function tokenModel(context: OAuthContext, client: OAuthClientRecord, iss
       const access = { ref: parseToken(token.accessToken)!, scope, expiresAt: accessExpiresAt, issuedAt: Math.floor(now / 1000) };
       const refresh = refreshValue ? { ref: parseToken(refreshValue)!, expiresAt: refreshExpiresAt } : undefined;
       if (current.presented) {
-        const outcome = await store.rotateRefreshToken(current.presented, { access, refresh: refresh! });
+        const outcome = await store.rotateRefreshToken(current.presented, { access, refresh: refresh! }, context.refreshRetryGraceMs);
         if (outcome === 'reused') {
           await revoke(current.grantId, 'refresh token used concurrently');
           context.emit({ type: 'refresh_token.reused', clientId: client.id, sub: user.sub });

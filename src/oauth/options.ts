@@ -76,6 +76,13 @@ export interface OAuthOptions<Req = unknown> {
   /** Private keys (PEM or JWK), newest first: the first signs, all are published. Checked when the platform is built. Default: generated. */
   signingKeys?: SigningKeyInput[];
   lifetimes?: OAuthLifetimes;
+  /**
+   * Seconds during which the refresh token just rotated out may be presented again to retry its
+   * refresh, when the client never received the answer (a timeout, a dropped connection). Past
+   * it, presenting that token is reuse and ends the grant (RFC 9700 4.14.2). Default 60; 0 makes
+   * every second presentation a reuse.
+   */
+  refreshRetryGraceSeconds?: number;
   bruteForce?: BruteForceOptions;
   /** Where the server answers. Default `/oauth`. */
   basePath?: string;
@@ -148,6 +155,7 @@ export const oauthOptionsSchema = z.strictObject({
       idToken: positiveInteger.default(3600),
     })
     .prefault({}),
+  refreshRetryGraceSeconds: z.number().int().min(0).max(3600).default(60),
   bruteForce: z.strictObject({ clientAuthFailures: positiveInteger.default(10), windowSeconds: positiveInteger.default(900) }).prefault({}),
   storeTimeoutMs: positiveInteger.max(60_000).default(1000),
   basePath: basePathOption.default('/oauth'),

@@ -167,6 +167,7 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     publicUrl: options.publicUrl,
     loginUrl: options.loginUrl,
     lifetimes: { ...lifetimes },
+    refreshRetryGraceMs: options.refreshRetryGraceSeconds * 1000,
     bodyLimit: shared.bodyLimit,
     engine: new OAuth2Server({ model: {} as OAuth2Server.AuthorizationCodeModel }),
     verifySecret: createSecretVerifier(),

@@ -15,6 +15,7 @@ import type {
   AuthorizationCodeRecord,
   AuthorizedUser,
   ClientTokenRecord,
+  ConsumedMarker,
   NewToken,
   NewTokens,
   OAuthClientRecord,
@@ -116,9 +117,13 @@ export function accessView(code: AuthorizationCodeRecord, access: NewAccessToken
   return { ref: access.ref, clientId: code.clientId, scope: access.scope, user: code.user, authTime: code.authTime, expiresAt: access.expiresAt };
 }
 
-/** What findRefreshToken answers for a refresh token of the grant: always the granted scope. */
-function refreshView(code: AuthorizationCodeRecord, refresh: NewToken, consumed: boolean): RefreshTokenRecord & { consumed: boolean } {
-  return { ref: refresh.ref, clientId: code.clientId, scope: code.scope, user: code.user, authTime: code.authTime, expiresAt: refresh.expiresAt, consumed };
+/**
+ * What findRefreshToken answers for a refresh token of the grant: always the granted scope; for
+ * the previous generation's, when it was rotated out.
+ */
+function refreshView(code: AuthorizationCodeRecord, refresh: NewToken, rotatedAt?: number): RefreshTokenRecord & ConsumedMarker {
+  const view = { ref: refresh.ref, clientId: code.clientId, scope: code.scope, user: code.user, authTime: code.authTime, expiresAt: refresh.expiresAt };
+  return rotatedAt === undefined ? { ...view, consumed: false } : { ...view, consumed: true, rotatedAt };
 }
 
 function clientRecord(overrides: Partial<OAuthClientRecord> = {}): OAuthClientRecord {
@@ -271,7 +276,7 @@ export function describeOAuthStoreConformance({ name, create, refreshes = 20_000
         expect(await store.consumeCode(code.ref)).toBe(true);
         expect(await store.issueTokens(tokens)).toBe(true);
         expect(await store.findAccessToken(tokens.access.ref)).toStrictEqual(accessView(code, tokens.access));
-        expect(await store.findRefreshToken(tokens.refresh.ref)).toStrictEqual(refreshView(code, tokens.refresh, false));
+        expect(await store.findRefreshToken(tokens.refresh.ref)).toStrictEqual(refreshView(code, tokens.refresh));
 
         const again = { access: accessToken(grantId), refresh: refreshToken(grantId) };
         expect(await store.issueTokens(again)).toBe(false);
@@ -402,8 +407,8 @@ export function describeOAuthStoreConformance({ name, create, refreshes = 20_000
         const grantId = code.ref.grantId;
         const first = nextTokens(grantId);
         expect(await store.rotateRefreshToken(refresh0!.ref, first)).toBe('rotated');
-        expect(await store.findRefreshToken(first.refresh.ref)).toStrictEqual(refreshView(code, first.refresh, false));
-        expect(await store.findRefreshToken(refresh0!.ref)).toStrictEqual(refreshView(code, refresh0!, true));
+        expect(await store.findRefreshToken(first.refresh.ref)).toStrictEqual(refreshView(code, first.refresh));
+        expect(await store.findRefreshToken(refresh0!.ref)).toStrictEqual(refreshView(code, refresh0!, BASE_TIME));
         expect(await store.findAccessToken(access0.ref)).toStrictEqual(accessView(code, access0));
         expect(await store.findAccessToken(first.access.ref)).toStrictEqual(accessView(code, first.access));
 
@@ -415,7 +420,7 @@ export function describeOAuthStoreConformance({ name, create, refreshes = 20_000
         // Two generations back a token cannot be told from a guess: unknown, not a reuse.
         expect(await store.findRefreshToken(refresh0!.ref)).toBeUndefined();
         expect(await store.rotateRefreshToken(refresh0!.ref, nextTokens(grantId))).toBe('invalid');
-        expect(await store.findRefreshToken(first.refresh.ref)).toStrictEqual(refreshView(code, first.refresh, true));
+        expect(await store.findRefreshToken(first.refresh.ref)).toStrictEqual(refreshView(code, first.refresh, BASE_TIME));
       });
 
       it('stores a narrowed access token while the new refresh token keeps the granted scope', async () => {
@@ -443,8 +448,52 @@ export function describeOAuthStoreConformance({ name, create, refreshes = 20_000
           expect(await store.findAccessToken(tokens.access.ref)).toBeUndefined();
           expect(await store.findRefreshToken(tokens.refresh.ref)).toBeUndefined();
         }
-        expect(await store.findRefreshToken(current.refresh.ref)).toStrictEqual(refreshView(code, current.refresh, false));
+        expect(await store.findRefreshToken(current.refresh.ref)).toStrictEqual(refreshView(code, current.refresh));
         expect(await store.rotateRefreshToken(current.refresh.ref, nextTokens(grantId))).toBe('rotated');
+      });
+
+      it('RFC 9700 4.14.2: lets the previous generation retry its refresh within the grace; the retry replaces the current tokens and keeps the previous token', async () => {
+        const { code, refresh } = await issueGrant(store);
+        const grantId = code.ref.grantId;
+        const lost = nextTokens(grantId);
+        expect(await store.rotateRefreshToken(refresh!.ref, lost, MINUTE)).toBe('rotated');
+        clock.now = BASE_TIME + MINUTE;
+        const retry = nextTokens(grantId);
+        expect(await store.rotateRefreshToken(refresh!.ref, retry, MINUTE)).toBe('rotated');
+
+        expect(await store.findRefreshToken(retry.refresh.ref)).toStrictEqual(refreshView(code, retry.refresh));
+        expect(await store.findRefreshToken(lost.refresh.ref)).toBeUndefined();
+        expect(await store.findRefreshToken(refresh!.ref)).toStrictEqual(refreshView(code, refresh!, BASE_TIME));
+        expect(await store.findAccessToken(retry.access.ref)).toStrictEqual(accessView(code, retry.access));
+        // The grace counts from the rotation, not from the retry: one millisecond later it is over.
+        clock.now = BASE_TIME + MINUTE + 1;
+        const late = nextTokens(grantId);
+        expect(await store.rotateRefreshToken(refresh!.ref, late, MINUTE)).toBe('reused');
+        expect(await store.findRefreshToken(late.refresh.ref)).toBeUndefined();
+        expect(await store.rotateRefreshToken(retry.refresh.ref, nextTokens(grantId), MINUTE)).toBe('rotated');
+      });
+
+      it('RFC 9700 4.14.2: a retry asked for before the rotation it would repeat changes nothing and is no reuse', async () => {
+        const { code, refresh } = await issueGrant(store);
+        const grantId = code.ref.grantId;
+        clock.now = BASE_TIME + 1000;
+        const current = nextTokens(grantId);
+        expect(await store.rotateRefreshToken(refresh!.ref, current, MINUTE)).toBe('rotated');
+        clock.now = BASE_TIME;
+        const stale = nextTokens(grantId);
+        expect(await store.rotateRefreshToken(refresh!.ref, stale, MINUTE)).toBe('invalid');
+        expect(await store.findRefreshToken(stale.refresh.ref)).toBeUndefined();
+        expect(await store.findRefreshToken(current.refresh.ref)).toStrictEqual(refreshView(code, current.refresh));
+      });
+
+      it('lets every one of 20 concurrent refreshes with one token succeed within the grace, the last one leaving its tokens current', async () => {
+        const { code, refresh } = await issueGrant(store);
+        const attempts = Array.from({ length: 20 }, () => nextTokens(code.ref.grantId));
+        const outcomes = await Promise.all(attempts.map((tokens) => store.rotateRefreshToken(refresh!.ref, tokens, MINUTE)));
+        expect(outcomes).toStrictEqual(attempts.map(() => 'rotated'));
+        const current = await Promise.all(attempts.map(async (tokens) => Boolean(await store.findRefreshToken(tokens.refresh.ref))));
+        expect(current.filter(Boolean)).toHaveLength(1);
+        expect(await store.findRefreshToken(refresh!.ref)).toStrictEqual(refreshView(code, refresh!, BASE_TIME));
       });
 
       it('neither finds nor rotates an expired refresh token, current or previous', async () => {
@@ -513,7 +562,7 @@ export function describeOAuthStoreConformance({ name, create, refreshes = 20_000
           expect(await store.rotateRefreshToken(refresh.ref, nextTokens(grantId))).toBe('invalid');
         }
         expect(await store.findAccessToken(other.access.ref)).toStrictEqual(accessView(other.code, other.access));
-        expect(await store.findRefreshToken(other.refresh!.ref)).toStrictEqual(refreshView(other.code, other.refresh!, false));
+        expect(await store.findRefreshToken(other.refresh!.ref)).toStrictEqual(refreshView(other.code, other.refresh!));
       });
 
       it('makes a revoked grant\'s pending code unusable', async () => {
@@ -571,7 +620,7 @@ export function describeOAuthStoreConformance({ name, create, refreshes = 20_000
 
         for (const other of [otherClient, otherUser]) {
           expect(await store.findAccessToken(other.access.ref)).toStrictEqual(accessView(other.code, other.access));
-          expect(await store.findRefreshToken(other.refresh!.ref)).toStrictEqual(refreshView(other.code, other.refresh!, false));
+          expect(await store.findRefreshToken(other.refresh!.ref)).toStrictEqual(refreshView(other.code, other.refresh!));
         }
         expect(await store.getConsent(sub, 'client-2')).toStrictEqual(['openid']);
         await expect(store.revokeUserGrants(fresh('sub'), 'client-1')).resolves.toBeUndefined();
@@ -677,7 +726,7 @@ export function describeOAuthStoreConformance({ name, create, refreshes = 20_000
         await store.issueTokens({ access, refresh });
         await store.saveClient(client);
         expect(await store.findAccessToken(access.ref)).toStrictEqual(accessView(code, access));
-        expect(await store.findRefreshToken(refresh.ref)).toStrictEqual(refreshView(code, refresh, false));
+        expect(await store.findRefreshToken(refresh.ref)).toStrictEqual(refreshView(code, refresh));
         expect(await store.getClient(client.id)).toStrictEqual(client);
       });
 

@@ -37,9 +37,26 @@ export function tokenView(grant: StoredGrant, ref: TokenRef, scope: string[], ex
   return view;
 }
 
-/** A refresh token as readers see it: the grant's scope (RFC 6749 6); `current` false for the previous generation's. */
-export function refreshView(grant: AuthorizationCodeRecord, ref: TokenRef, expiresAt: number, current: boolean): RefreshTokenRecord & ConsumedMarker {
-  return { ...tokenView(grant, ref, grant.scope, expiresAt), user: grant.user, consumed: !current };
+/**
+ * A refresh token as readers see it: the grant's scope (RFC 6749 6). `rotatedAt` is given for
+ * the previous generation's token only (`consumed`), undefined for the current one.
+ */
+export function refreshView(grant: AuthorizationCodeRecord, ref: TokenRef, expiresAt: number, rotatedAt: number | undefined): RefreshTokenRecord & ConsumedMarker {
+  const view: RefreshTokenRecord & ConsumedMarker = { ...tokenView(grant, ref, grant.scope, expiresAt), user: grant.user, consumed: rotatedAt !== undefined };
+  if (rotatedAt !== undefined) view.rotatedAt = rotatedAt;
+  return view;
+}
+
+/**
+ * What presenting the previous generation's refresh token at `now` amounts to: `retry` of the
+ * refresh that rotated it out (within the grace, and not from before that rotation: a request
+ * older than it would undo it), or `reused`. A grace of 0 makes every presentation a reuse.
+ * The Redis and PostgreSQL stores decide the same inside their one atomic step.
+ */
+export function previousTokenOutcome(rotatedAt: number, now: number, graceMs: number): 'retry' | 'reused' | 'invalid' {
+  if (graceMs <= 0) return 'reused';
+  if (now < rotatedAt) return 'invalid';
+  return now - rotatedAt <= graceMs ? 'retry' : 'reused';
 }
 
 /** An access token as readers see it, with its issue time when it was stored with one. */

@@ -16,7 +16,7 @@ import { systemClock, type Clock } from '../../core/clock.js';
 import { configurationError } from '../../core/errors.js';
 import { checkClientRecord } from '../client-record.js';
 import { deepFreeze } from '../../core/deep-freeze.js';
-import { accessView, checkGrantId, clientGrantRecord, grantIdOf, refreshView, storedAccess, type StoredGrant } from './grant-record.js';
+import { accessView, checkGrantId, clientGrantRecord, grantIdOf, previousTokenOutcome, refreshView, storedAccess, type StoredGrant } from './grant-record.js';
 import type {
   AccessTokenRecord,
   AuthorizationCodeRecord,
@@ -78,7 +78,8 @@ interface Grant {
   consumed: boolean;
   generation: number;
   refresh?: RefreshSlot;
-  previousRefresh?: RefreshSlot;
+  /** With the time the refresh that rotated it out was asked for. */
+  previousRefresh?: RefreshSlot & { rotatedAt: number };
   access?: AccessSlot;
   previousAccess?: AccessSlot;
   /** When the last part of the grant expires. */
@@ -162,13 +163,16 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
     return (grant.parsed ??= deepFreeze(JSON.parse(grant.json) as StoredGrant));
   }
 
-  /** Installs the tokens of an issuance as the grant's current generation. */
-  function install(grant: Grant, { access, refresh }: NewTokens): void {
+  /**
+   * Installs the tokens of an issuance as the grant's current generation. A retry of the last
+   * refresh keeps the previous refresh token (and when it was rotated out) and replaces the current.
+   */
+  function install(grant: Grant, { access, refresh }: NewTokens, retry = false): void {
     grant.generation += 1;
     grant.previousAccess = grant.access;
     grant.access = { hash: access.ref.hash, ...storedAccess(access) };
     if (refresh) {
-      grant.previousRefresh = grant.refresh;
+      if (!retry) grant.previousRefresh = grant.refresh && { ...grant.refresh, rotatedAt: now() };
       grant.refresh = slotOf(refresh);
     }
     grant.expiresAt = Math.max(grant.expiresAt, access.expiresAt, refresh?.expiresAt ?? 0);
@@ -259,20 +263,26 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
     async findRefreshToken(ref) {
       const grant = live(ref.grantId);
       if (!grant) return undefined;
-      const current = matches(grant.refresh, ref.hash);
-      const slot = current ? grant.refresh : matches(grant.previousRefresh, ref.hash) ? grant.previousRefresh : undefined;
-      if (!slot) return undefined;
-      return refreshView(JSON.parse(grant.json) as AuthorizationCodeRecord, { grantId: ref.grantId, hash: slot.hash }, slot.expiresAt, current);
+      const record = JSON.parse(grant.json) as AuthorizationCodeRecord;
+      const at = { grantId: ref.grantId, hash: ref.hash };
+      if (matches(grant.refresh, ref.hash)) return refreshView(record, at, grant.refresh!.expiresAt, undefined);
+      const previous = grant.previousRefresh;
+      return matches(previous, ref.hash) ? refreshView(record, at, previous!.expiresAt, previous!.rotatedAt) : undefined;
     },
 
-    async rotateRefreshToken(presented, next) {
+    async rotateRefreshToken(presented, next, retryGraceMs = 0) {
       const grant = live(grantIdOf(next, presented));
       if (!grant) return 'invalid';
       if (matches(grant.refresh, presented.hash)) {
         install(grant, next);
         return 'rotated';
       }
-      return matches(grant.previousRefresh, presented.hash) ? 'reused' : 'invalid';
+      const previous = grant.previousRefresh;
+      if (!matches(previous, presented.hash)) return 'invalid';
+      const outcome = previousTokenOutcome(previous!.rotatedAt, now(), retryGraceMs);
+      if (outcome !== 'retry') return outcome;
+      install(grant, next, true);
+      return 'rotated';
     },
 
     async issueClientToken(token) {

@@ -151,17 +151,18 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
   }
 
   /** The first issuance, or a refresh presenting a refresh token: one statement either way. */
-  async function install(text: string, tokens: NewTokens, presented?: TokenRef): Promise<{ rotated: boolean } | undefined> {
+  async function install(text: string, tokens: NewTokens, presented?: TokenRef, retryGraceMs = 0): Promise<{ rotated: boolean; stale?: boolean } | undefined> {
     const { access, refresh } = tokens;
     const stored: StoredAccessToken & { hash: string } = { hash: access.ref.hash, ...storedAccess(access) };
-    const { rows } = await query<{ rotated: boolean }>(text, [
+    const at = now();
+    const { rows } = await query<{ rotated: boolean; stale?: boolean }>(text, [
       grantIdOf(tokens, presented),
-      new Date(now()),
+      new Date(at),
       JSON.stringify(stored),
       new Date(Math.max(access.expiresAt, refresh?.expiresAt ?? 0)),
       refresh?.ref.hash ?? null,
       refresh ? new Date(refresh.expiresAt) : null,
-      ...(presented ? [presented.hash] : []),
+      ...(presented ? [presented.hash, retryGraceMs > 0 ? new Date(at - retryGraceMs) : null] : []),
     ]);
     return rows[0];
   }
@@ -231,15 +232,19 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
     },
 
     async findRefreshToken(ref) {
-      const { rows } = await query<RecordRow & { current: boolean; expires_at: number }>(sql.findRefreshToken, [ref.grantId, ref.hash, new Date(now())]);
+      const { rows } = await query<RecordRow & { current: boolean; expires_at: number; rotated_at: number | null }>(sql.findRefreshToken, [
+        ref.grantId,
+        ref.hash,
+        new Date(now()),
+      ]);
       const row = rows[0];
       if (!row) return undefined;
-      return refreshView(parse<AuthorizationCodeRecord>(row.record), ref, Number(row.expires_at), row.current);
+      return refreshView(parse<AuthorizationCodeRecord>(row.record), ref, Number(row.expires_at), row.current ? undefined : Number(row.rotated_at ?? 0));
     },
 
-    async rotateRefreshToken(presented, next) {
-      const row = await install(sql.rotateRefreshToken, next, presented);
-      return !row ? 'invalid' : row.rotated ? 'rotated' : 'reused';
+    async rotateRefreshToken(presented, next, retryGraceMs = 0) {
+      const row = await install(sql.rotateRefreshToken, next, presented, retryGraceMs);
+      return !row || row.stale ? 'invalid' : row.rotated ? 'rotated' : 'reused';
     },
 
     async issueClientToken(token) {
@@ -295,6 +300,11 @@ function statements(s: string) {
   /** The refresh token presented ($7) is the grant's current one and has not expired ($2 = now). */
   const current = '(refresh_hash = $7::text AND refresh_expires_at > $2::timestamptz)';
   const ifCurrent = (value: string, otherwise: string) => `CASE WHEN ${current} THEN ${value} ELSE ${otherwise} END`;
+  /** ... or the previous generation's, unexpired, and this is a retry within the grace ($8). */
+  const previous = '(previous_refresh_hash = $7::text AND previous_refresh_expires_at > $2::timestamptz)';
+  const retry = `(${previous} AND previous_refresh_rotated_at BETWEEN $8::timestamptz AND $2::timestamptz)`;
+  /** The row takes the new tokens: a rotation or a retry. */
+  const ifMoves = (value: string, otherwise: string) => `CASE WHEN ${current} OR ${retry} THEN ${value} ELSE ${otherwise} END`;
   const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
   return {
     migration: `
@@ -316,12 +326,15 @@ CREATE TABLE IF NOT EXISTS ${grants} (
   refresh_expires_at timestamptz,
   previous_refresh_hash text,
   previous_refresh_expires_at timestamptz,
+  previous_refresh_rotated_at timestamptz,
   access json,
   previous_access json,
   expires_at timestamptz NOT NULL
 );
 -- A client's own grant (client_credentials) has no user.
 ALTER TABLE ${grants} ALTER COLUMN sub DROP NOT NULL;
+-- Idempotent like the rest, so running the migration brings an existing table up to date.
+ALTER TABLE ${grants} ADD COLUMN IF NOT EXISTS previous_refresh_rotated_at timestamptz;
 CREATE INDEX IF NOT EXISTS oauth_grants_pair_idx ON ${grants} (client_id, sub);
 CREATE INDEX IF NOT EXISTS oauth_grants_expires_at_idx ON ${grants} (expires_at);
 CREATE TABLE IF NOT EXISTS ${s}.oauth_consents (
@@ -354,14 +367,14 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_rate_limits (
       ON CONFLICT (grant_id) DO UPDATE SET client_id = EXCLUDED.client_id, sub = EXCLUDED.sub,
         record = EXCLUDED.record, code_hash = EXCLUDED.code_hash, code_expires_at = EXCLUDED.code_expires_at,
         code_consumed = false, generation = 0, refresh_hash = NULL, refresh_expires_at = NULL,
-        previous_refresh_hash = NULL, previous_refresh_expires_at = NULL, access = NULL, previous_access = NULL,
+        previous_refresh_hash = NULL, previous_refresh_expires_at = NULL, previous_refresh_rotated_at = NULL, access = NULL, previous_access = NULL,
         expires_at = EXCLUDED.expires_at`,
     /** $1 grant, $2 client, $3 grant record, $4 access token (json with its hash), $5 its expiry. No user, no code (an empty hash matches none). */
     issueClientToken: `INSERT INTO ${grants} AS g (grant_id, client_id, sub, record, code_hash, code_expires_at, code_consumed, generation, access, expires_at)
       VALUES ($1, $2, NULL, $3::json, '', 'epoch', true, 1, $4::json, $5)
       ON CONFLICT (grant_id) DO UPDATE SET client_id = EXCLUDED.client_id, sub = NULL, record = EXCLUDED.record, code_hash = '',
         code_expires_at = 'epoch', code_consumed = true, generation = 1, refresh_hash = NULL, refresh_expires_at = NULL,
-        previous_refresh_hash = NULL, previous_refresh_expires_at = NULL, access = EXCLUDED.access, previous_access = NULL,
+        previous_refresh_hash = NULL, previous_refresh_expires_at = NULL, previous_refresh_rotated_at = NULL, access = EXCLUDED.access, previous_access = NULL,
         expires_at = EXCLUDED.expires_at`,
     findCode: `SELECT record, code_consumed AS consumed FROM ${grants}
       WHERE grant_id = $1 AND code_hash = $2 AND code_expires_at > $3`,
@@ -380,24 +393,28 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_rate_limits (
       RETURNING true AS rotated`,
     /*
      * One statement: the row lock serialises concurrent refreshes, and a refresh that waited
-     * re-reads the row, finds its token now in previous_refresh_hash and answers a reuse. Every
-     * SET expression reads the row as it was before this statement.
+     * re-reads the row, finds its token now in previous_refresh_hash and answers a reuse, or a
+     * retry within the grace ($8: the earliest rotation time a retry may repeat, null for no
+     * grace; see previousTokenOutcome). Every SET expression reads the row as it was before this
+     * statement; RETURNING reads it after.
      */
     rotateRefreshToken: `UPDATE ${grants} SET
-        generation = ${ifCurrent('generation + 1', 'generation')},
-        previous_access = ${ifCurrent('access', 'previous_access')},
-        access = ${ifCurrent('$3::json', 'access')},
+        generation = ${ifMoves('generation + 1', 'generation')},
+        previous_access = ${ifMoves('access', 'previous_access')},
+        access = ${ifMoves('$3::json', 'access')},
         previous_refresh_hash = ${ifCurrent('refresh_hash', 'previous_refresh_hash')},
         previous_refresh_expires_at = ${ifCurrent('refresh_expires_at', 'previous_refresh_expires_at')},
-        refresh_hash = ${ifCurrent('$5::text', 'refresh_hash')},
-        refresh_expires_at = ${ifCurrent('$6::timestamptz', 'refresh_expires_at')},
-        expires_at = ${ifCurrent('GREATEST(expires_at, $4::timestamptz)', 'expires_at')}
-      WHERE grant_id = $1 AND (${current} OR (previous_refresh_hash = $7::text AND previous_refresh_expires_at > $2::timestamptz))
-      RETURNING refresh_hash = $5::text AS rotated`,
+        previous_refresh_rotated_at = ${ifCurrent('$2::timestamptz', 'previous_refresh_rotated_at')},
+        refresh_hash = ${ifMoves('$5::text', 'refresh_hash')},
+        refresh_expires_at = ${ifMoves('$6::timestamptz', 'refresh_expires_at')},
+        expires_at = ${ifMoves('GREATEST(expires_at, $4::timestamptz)', 'expires_at')}
+      WHERE grant_id = $1 AND (${current} OR ${previous})
+      RETURNING refresh_hash = $5::text AS rotated, $8::timestamptz IS NOT NULL AND previous_refresh_rotated_at > $2::timestamptz AS stale`,
     findAccessToken: `SELECT record, CASE WHEN access->>'hash' = $2 THEN access ELSE previous_access END AS access
       FROM ${grants} WHERE grant_id = $1 AND (access->>'hash' = $2 OR previous_access->>'hash' = $2)`,
     findRefreshToken: `SELECT record, refresh_hash = $2 AS current,
-        ${epochMs('CASE WHEN refresh_hash = $2 THEN refresh_expires_at ELSE previous_refresh_expires_at END')} AS expires_at
+        ${epochMs('CASE WHEN refresh_hash = $2 THEN refresh_expires_at ELSE previous_refresh_expires_at END')} AS expires_at,
+        ${epochMs('previous_refresh_rotated_at')} AS rotated_at
       FROM ${grants} WHERE grant_id = $1
         AND ((refresh_hash = $2 AND refresh_expires_at > $3) OR (previous_refresh_hash = $2 AND previous_refresh_expires_at > $3))`,
     revokeAccessToken: `UPDATE ${grants} SET

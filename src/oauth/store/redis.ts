@@ -14,7 +14,8 @@
  *
  *   code, codeExp, record, consumed   the code's hash and expiry (ms), the code record (JSON), '1' once exchanged
  *   gen                               0 until the first tokens, then one more per refresh
- *   rt, rtExp / prt, prtExp           the current refresh token's hash and expiry / the previous generation's
+ *   rt, rtExp / prt, prtExp, prtAt    the current refresh token's hash and expiry / the previous generation's,
+ *                                     and when the refresh that rotated it out was asked for (ms)
  *   at / pat                          the hash of the current / previous access token
  *   at:<hash>                         those two access tokens ({scope, expiresAt} JSON); a refresh deletes the older
  *
@@ -87,24 +88,32 @@ return 1
 /**
  * Installs a new generation of tokens: KEYS[1] grant; ARGV now, the refresh token presented (''
  * for the first issuance), access hash, access JSON, refresh hash ('' for none), refresh
- * expiresAt, ttl of the newest part. The first issuance needs an exchanged code and generation 0;
- * a refresh needs the current, unexpired refresh token. Every check comes before the first write,
- * so a refused call changes nothing. Answers 1 when installed, 2 when the token presented is the
- * previous generation's (a reuse), 0 otherwise.
+ * expiresAt, ttl of the newest part, the retry grace (ms). The first issuance needs an exchanged
+ * code and generation 0; a refresh needs the current, unexpired refresh token, or the previous
+ * one within the retry grace (then the previous token and prtAt stay; see previousTokenOutcome).
+ * Every check comes before the first write, so a refused call changes nothing. Answers 1 when
+ * installed, 2 when the token presented is the previous generation's (a reuse), 0 otherwise.
  */
 const INSTALL = script(`
-local f = redis.call('HMGET', KEYS[1], 'consumed', 'gen', 'rt', 'rtExp', 'prt', 'prtExp', 'at', 'pat')
+local f = redis.call('HMGET', KEYS[1], 'consumed', 'gen', 'rt', 'rtExp', 'prt', 'prtExp', 'at', 'pat', 'prtAt')
 local now = tonumber(ARGV[1])
+local retry = false
 if ARGV[2] == '' then
   if f[1] ~= '1' or f[2] ~= '0' then return 0 end
 elseif f[3] ~= ARGV[2] or tonumber(f[4]) <= now then
-  if f[5] == ARGV[2] and tonumber(f[6]) > now then return 2 end
-  return 0
+  if f[5] ~= ARGV[2] or tonumber(f[6]) <= now then return 0 end
+  local grace = tonumber(ARGV[8])
+  if grace <= 0 then return 2 end
+  local age = now - tonumber(f[9] or '0')
+  if age < 0 then return 0 end
+  if age > grace then return 2 end
+  retry = true
 end
 if f[8] then redis.call('HDEL', KEYS[1], 'at:' .. f[8]) end
 redis.call('HSET', KEYS[1], 'gen', tonumber(f[2]) + 1, 'pat', f[7] or '', 'at', ARGV[3], 'at:' .. ARGV[3], ARGV[4])
 if ARGV[5] ~= '' then
-  redis.call('HSET', KEYS[1], 'prt', f[3] or '', 'prtExp', f[4] or '0', 'rt', ARGV[5], 'rtExp', ARGV[6])
+  if not retry then redis.call('HSET', KEYS[1], 'prt', f[3] or '', 'prtExp', f[4] or '0', 'prtAt', ARGV[1]) end
+  redis.call('HSET', KEYS[1], 'rt', ARGV[5], 'rtExp', ARGV[6])
 end
 if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[7]) then redis.call('PEXPIRE', KEYS[1], ARGV[7]) end
 return 1
@@ -207,14 +216,14 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
   const ttl = (expiresAt: number) => Math.ceil(expiresAt - now());
 
   /** One script call installs the first issuance, or a refresh presenting a refresh token. */
-  function install(tokens: NewTokens, presented?: TokenRef): Promise<unknown> {
+  function install(tokens: NewTokens, presented?: TokenRef, retryGraceMs = 0): Promise<unknown> {
     const { access, refresh } = tokens;
     const grantId = grantIdOf(tokens, presented);
     const stored = storedAccess(access);
     const newest = Math.max(access.expiresAt, refresh?.expiresAt ?? 0);
     return run(INSTALL, [keys.grant(grantId)], [
       now(), presented?.hash ?? '', access.ref.hash, JSON.stringify(stored),
-      refresh?.ref.hash ?? '', refresh?.expiresAt ?? 0, ttl(newest),
+      refresh?.ref.hash ?? '', refresh?.expiresAt ?? 0, ttl(newest), retryGraceMs,
     ]);
   }
 
@@ -298,16 +307,16 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
     },
 
     async findRefreshToken(ref) {
-      const [json, rt, rtExp, prt, prtExp] = await readGrant(ref.grantId, 'record', 'rt', 'rtExp', 'prt', 'prtExp');
+      const [json, rt, rtExp, prt, prtExp, prtAt] = await readGrant(ref.grantId, 'record', 'rt', 'rtExp', 'prt', 'prtExp', 'prtAt');
       if (!json) return undefined;
       const current = rt === ref.hash;
       const expiresAt = Number(current ? rtExp : prt === ref.hash ? prtExp : 0);
       if (!(expiresAt > now())) return undefined;
-      return refreshView(JSON.parse(json) as AuthorizationCodeRecord, ref, expiresAt, current);
+      return refreshView(JSON.parse(json) as AuthorizationCodeRecord, ref, expiresAt, current ? undefined : Number(prtAt ?? 0));
     },
 
-    async rotateRefreshToken(presented, next) {
-      const outcome = await install(next, presented);
+    async rotateRefreshToken(presented, next, retryGraceMs = 0) {
+      const outcome = await install(next, presented, retryGraceMs);
       return outcome === 1 ? 'rotated' : outcome === 2 ? 'reused' : 'invalid';
     },
 

@@ -106,6 +106,8 @@ export interface ClientTokenRecord {
 export interface ConsumedMarker {
   /** A code: true once exchanged. A refresh token: true for the previous generation's, already rotated. */
   consumed: boolean;
+  /** The previous generation's refresh token: when the refresh that rotated it out was asked for (ms since the epoch). */
+  rotatedAt?: number;
 }
 
 /** A token to store; the store knows its client, user and auth_time from the grant. */
@@ -124,8 +126,9 @@ export interface NewTokens {
 
 /**
  * `rotated`: the tokens were stored. `reused`: the token presented is the previous generation's,
- * already rotated (nothing changed; the caller revokes the grant). `invalid`: anything else
- * (unknown, older, expired, revoked; nothing changed).
+ * already rotated, and not a retry within the grace (nothing changed; the caller revokes the
+ * grant). `invalid`: anything else (unknown, older, expired, revoked, or a request older than the
+ * rotation it would repeat; nothing changed).
  */
 export type RotationOutcome = 'rotated' | 'reused' | 'invalid';
 
@@ -173,11 +176,17 @@ export interface OAuthStore {
   /**
    * A refresh, as one atomic step: when `presented` is the grant's current unexpired refresh
    * token, stores `next` as the new generation (the presented token becomes the previous one, the
-   * current access token the previous one, and the access token before it is retired). Of any
-   * number of concurrent callers presenting the same token exactly one gets `rotated`, the others
-   * `reused`. A call that fails changes nothing, so the same token can be presented again.
+   * current access token the previous one, and the access token before it is retired).
+   *
+   * When `presented` is the previous generation's token, the refresh that rotated it out may be
+   * retried (its answer was lost): if the store's clock is at most `retryGraceMs` past
+   * `rotatedAt` (and not before it), `next` replaces the current generation, the previous
+   * token and its `rotatedAt` stay, and the answer is `rotated`. Otherwise it is `reused` (with a
+   * grace of 0, always). So with no grace, of any number of concurrent callers presenting the
+   * same token exactly one gets `rotated` and the others `reused`. A call that fails changes
+   * nothing, so the same token can be presented again.
    */
-  rotateRefreshToken(presented: TokenRef, next: NewTokens & { refresh: NewToken }): Promise<RotationOutcome>;
+  rotateRefreshToken(presented: TokenRef, next: NewTokens & { refresh: NewToken }, retryGraceMs?: number): Promise<RotationOutcome>;
   /**
    * Starts a client's own grant holding just this access token, in one step; its lookups are the
    * same as any access token's. `revokeGrant` ends it; `revokeUserGrants` never sees it.

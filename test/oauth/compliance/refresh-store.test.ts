@@ -1,8 +1,10 @@
 /**
- * Refresh-token rotation as the store carries it (RFC 6749 6, OAuth 2.0 Security BCP 4.14.2),
- * through HTTP on every adapter: a refresh whose tokens could not be stored changes nothing,
- * two refreshes racing with one token end the grant, an access token lasts until two refreshes
- * later, and a grant keeps one store entry however often it is refreshed.
+ * Refresh-token rotation as the store carries it (RFC 6749 6, RFC 9700 4.14.2), through HTTP on
+ * every adapter: a refresh whose tokens could not be stored changes nothing; a refresh whose
+ * answer was lost may be retried with the same token within the grace, and past it that token
+ * is a reuse that ends the grant; without a grace two refreshes racing with one token end the
+ * grant; an access token lasts until two refreshes later, and a grant keeps one store entry
+ * however often it is refreshed.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryOAuthStore, type OAuthStore } from '../../../src/oauth/store/index.js';
@@ -44,8 +46,60 @@ describe.each(ADAPTER_NAMES)('refresh and the store on %s', (adapter) => {
     await refreshed(host, retry.refresh_token!);
   });
 
-  it('OAuth 2.0 Security BCP 4.14.2: of two refreshes racing with one refresh token one gets tokens, the other invalid_grant, and the grant ends', async () => {
+  it('RFC 9700 4.14.2: a refresh stored but never answered is retried with the same refresh token within the grace, and the grant lives on', async () => {
+    const clock = testClock();
+    const memory = createMemoryOAuthStore({ now: clock.now });
+    let loseNext = false;
+    const store: OAuthStore = {
+      ...memory,
+      // The rotation commits, then its answer is lost on the way back (a timeout, a reset).
+      rotateRefreshToken: async (presented, next, grace) => {
+        const outcome = await memory.rotateRefreshToken(presented, next, grace);
+        if (!loseNext) return outcome;
+        loseNext = false;
+        throw new Error('connection reset by the store');
+      },
+    };
+    const host = await startHost(adapter, { clock, oauth: { store } });
+    const first = await host.tokens({ scope: SCOPE });
+
+    loseNext = true;
+    expect((await host.refresh(first.refresh_token!)).status).toBe(503);
+    clock.advance(30);
+    const retry = await refreshed(host, first.refresh_token!);
+    expect((await host.userinfo(retry.access_token)).status).toBe(200);
+    const next = await refreshed(host, retry.refresh_token!);
+    expect((await host.userinfo(next.access_token)).status).toBe(200);
+  });
+
+  it('RFC 9700 4.14.2: past the retry grace, the rotated-out refresh token is a reuse and ends the grant', async () => {
+    const clock = testClock();
+    const host = await startHost(adapter, { clock, oauth: { refreshRetryGraceSeconds: 60 } });
+    const first = await host.tokens({ scope: SCOPE });
+    const second = await refreshed(host, first.refresh_token!);
+    clock.advance(61);
+
+    const reuse = await host.refresh(first.refresh_token!);
+    expect(reuse.status).toBe(400);
+    expect(reuse.body.error).toBe('invalid_grant');
+    expect((await host.userinfo(second.access_token)).status).toBe(401);
+    expect((await host.refresh(second.refresh_token!)).body.error).toBe('invalid_grant');
+  });
+
+  it('RFC 9700 4.14.2: within the grace, the token a retry replaced is no longer valid, and the retry\'s tokens carry the grant', async () => {
     const host = await startHost(adapter);
+    const first = await host.tokens({ scope: SCOPE });
+    const lost = await refreshed(host, first.refresh_token!);
+    const retry = await refreshed(host, first.refresh_token!);
+
+    const stale = await host.refresh(lost.refresh_token!);
+    expect(stale.body.error).toBe('invalid_grant');
+    expect((await host.userinfo(retry.access_token)).status).toBe(200);
+    await refreshed(host, retry.refresh_token!);
+  });
+
+  it('RFC 9700 4.14.2: with no retry grace, of two refreshes racing with one refresh token one gets tokens, the other invalid_grant, and the grant ends', async () => {
+    const host = await startHost(adapter, { oauth: { refreshRetryGraceSeconds: 0 } });
     const first = await host.tokens({ scope: SCOPE });
     const answers = await Promise.all([host.refresh(first.refresh_token!), host.refresh(first.refresh_token!)]);
     expect(answers.map((res) => res.status).sort()).toEqual([200, 400]);

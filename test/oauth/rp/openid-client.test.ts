@@ -85,7 +85,8 @@ function hostOptions(): Promise<OAuthOptions> {
         secret === undefined ? client : { ...client, secretHash: await hashClientSecret(secret) },
       ),
     );
-    return oauthTestOptions({ clients, signingKeys: [key] });
+    // No retry grace: a rotated refresh token presented again is a reuse at once (RFC 9700 4.14.2).
+    return oauthTestOptions({ clients, signingKeys: [key], refreshRetryGraceSeconds: 0 });
   })();
   return sharedOptions;
 }

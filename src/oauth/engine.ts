@@ -12,7 +12,6 @@ import { fromEngineError } from './errors.js';
 import { signIdToken } from './id-token.js';
 import type { OAuthUser } from './options.js';
 import { redirectError, redirectTo } from './redirect.js';
-import { previousTokenOutcome } from './store/grant-record.js';
 import type { AuthorizedUser, OAuthClientRecord, TokenRef } from './store/types.js';
 import { newGrantId, newToken, parseToken } from './token-format.js';
 
@@ -177,10 +176,9 @@ export function tokenModel(context: OAuthContext, client: OAuthClientRecord, iss
       const record = ref && (await store.findRefreshToken(ref));
       if (!ref || !record) return null;
       // RFC 9700 4.14.2: reuse of a rotated refresh token means it leaked; end the grant. Within
-      // the retry grace it is the client repeating a refresh whose answer it never got.
-      const previous = record.consumed ? previousTokenOutcome(record.rotatedAt ?? 0, context.now(), context.refreshRetryGraceMs) : undefined;
-      if (previous === 'invalid') return null;
-      if (previous === 'reused') {
+      // the retry grace it is the client repeating a refresh whose answer it never got, and the
+      // store decides in its rotation step (docs/oauth.md#tokens).
+      if (record.consumed && context.now() - (record.rotatedAt ?? 0) > context.refreshRetryGraceMs) {
         await revoke(ref.grantId, 'rotated refresh token reused');
         context.emit({ type: 'refresh_token.reused', clientId: record.clientId, sub: record.user.sub });
         return null;

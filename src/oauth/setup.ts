@@ -19,7 +19,7 @@ import type { OAuthUser, ResolvedOAuthOptions } from './options.js';
 import { createMemoryOAuthStore } from './store/memory.js';
 import { startup } from './startup.js';
 import type { AccessTokenRecord, OAuthStore } from './store/types.js';
-import { createFailureThrottle, type FailureThrottle } from './throttle.js';
+import { createFailureThrottle, ReservationFailedError, type FailureThrottle } from './throttle.js';
 import { handleIntrospect } from './introspection.js';
 import { handleRevoke } from './revocation.js';
 import { handleToken } from './token-endpoint.js';
@@ -94,12 +94,20 @@ function guardedThrottle(throttle: FailureThrottle, guard: StoreGuard): FailureT
     });
   return {
     attempt(names) {
-      const started = throttle.attempt(names);
+      const abandoned = new AbortController();
+      const started = throttle.attempt(names, abandoned.signal);
       return guard.run(() => started).then(
         (attempt) => ({ retryAfter: attempt.retryAfter, release: () => releaseWhenBack(() => attempt.release(), 5) }),
         (error: unknown) => {
-          // Late but done (a client may queue commands until it reconnects): nobody was answered, give it back.
-          started.then((late) => releaseWhenBack(() => late.release(), 5)).catch(() => undefined);
+          abandoned.abort(error);
+          // Late, or failed part-way (a client may queue commands until it reconnects): nobody
+          // was answered for this attempt, so whatever it reserved is given back.
+          started
+            .then(
+              (late) => releaseWhenBack(() => late.release(), 5),
+              (failed: unknown) => (failed instanceof ReservationFailedError ? releaseWhenBack(failed.release, 5) : undefined),
+            )
+            .catch(() => undefined);
           throw error;
         },
       );

@@ -7,20 +7,26 @@ import type { OAuthStore } from './store/types.js';
 /**
  * Brute-force protection built on rate-limiter-flexible. Every attempt reserves one failure on
  * each of its keys (an IP, a client id, a user name) before the secret is checked, so concurrent
- * guesses cannot pass the limit together; a success gives back only its own reservation, so it
- * never erases failures that other attempts made. Keys are counted whether the client or user
+ * guesses cannot pass the limit together; a success, or a refusal that checked nothing, gives
+ * back only its own reservation, so it never erases failures that other attempts made. Keys are counted whether the client or user
  * exists or not, so a refusal reveals nothing.
  */
 export interface ThrottledAttempt {
   /** 0 when the secret may be checked; otherwise the seconds to wait (answer 429 with Retry-After). */
   readonly retryAfter: number;
-  /** The secret was right (or never checked): gives back this attempt's reservation, once. */
+  /**
+   * Gives back this attempt's reservations, once: when the secret was right (or never checked),
+   * or when nobody was answered for the attempt. A refusal has already given back its own.
+   */
   release(): Promise<void>;
 }
 
 export interface FailureThrottle {
-  /** Keys are checked and reserved in the given order: put the caller's IP first. */
-  attempt(keys: readonly string[]): Promise<ThrottledAttempt>;
+  /**
+   * Keys are checked and reserved in the given order: put the caller's IP first. Once
+   * `abandoned` is aborted the attempt reserves nothing more (and fails).
+   */
+  attempt(keys: readonly string[], abandoned?: AbortSignal): Promise<ThrottledAttempt>;
 }
 
 export interface FailureThrottleOptions {
@@ -98,45 +104,68 @@ export function createFailureThrottle({ failures, windowSeconds, name, store }: 
   const shared = (store as Partial<RedisOAuthStore | PostgresOAuthStore> | undefined)?.rateLimitStore;
   const limiter =
     shared?.kind === 'redis' ? redisLimiter(base, shared) : shared?.kind === 'postgres' ? postgresLimiter(base, shared) : memoryLimiter(base);
-  const refused = (ms: number): ThrottledAttempt => ({ retryAfter: secondsUntil(ms), release: async () => {} });
-
   return {
-    async attempt(names) {
+    async attempt(names, abandoned) {
       const counters = await limiter();
       const keys = names.map(storedKey);
       // A key already at its limit refuses without touching any count, so a blocked IP cannot
       // run up a client's count, nor a blocked client its legitimate caller's IP.
       const states = await Promise.all(keys.map((key) => counters.get(key)));
       const blocked = states.filter((state) => state !== null && state.consumedPoints >= failures && state.msBeforeNext > 0);
-      if (blocked.length > 0) return refused(Math.max(...blocked.map((state) => state!.msBeforeNext)));
+      if (blocked.length > 0) return { retryAfter: secondsUntil(Math.max(...blocked.map((state) => state!.msBeforeNext))), release: async () => {} };
       // One key after the other: an attempt that loses the race for the limit on a key has
-      // reserved nothing on the keys after it. What it reserved before stays counted.
-      for (const key of keys) {
-        const reserved = await counters.penalty(key);
-        if (reserved.consumedPoints > failures) return refused(reserved.msBeforeNext);
+      // reserved nothing on the keys after it, and gives back what it reserved before: it
+      // checked no secret, so it is no failure.
+      const reserved = new Set<string>();
+      const release = () => giveBack(counters, reserved);
+      try {
+        for (const key of keys) {
+          // Nobody waits for this attempt any more (its deadline passed): reserve nothing more.
+          if (abandoned?.aborted) throw abandoned.reason;
+          const reservation = await counters.penalty(key);
+          reserved.add(key);
+          if (reservation.consumedPoints > failures) {
+            await release().catch(() => undefined);
+            return { retryAfter: secondsUntil(reservation.msBeforeNext), release };
+          }
+        }
+      } catch (error) {
+        throw new ReservationFailedError(error, release);
       }
-      // Each key is given back once; a key whose give-back failed (the store was down) may be retried.
-      const pending = new Set(keys);
-      return {
-        retryAfter: 0,
-        async release() {
-          await Promise.all(
-            [...pending].map(async (key) => {
-              pending.delete(key);
-              try {
-                const left = await counters.reward(key);
-                // The window ended while the secret was checked, and the give-back opened the next one below zero.
-                if (left.consumedPoints < 0) await counters.penalty(key);
-              } catch (error) {
-                pending.add(key);
-                throw error;
-              }
-            }),
-          );
-        },
-      };
+      return { retryAfter: 0, release };
     },
   };
+}
+
+/** Gives back each reserved key once; a key whose give-back failed (the store was down) stays, to be retried. */
+async function giveBack(counters: RateLimiterAbstract, reserved: Set<string>): Promise<void> {
+  await Promise.all(
+    [...reserved].map(async (key) => {
+      reserved.delete(key);
+      try {
+        const left = await counters.reward(key);
+        // The window ended while the secret was checked, and the give-back opened the next one below zero.
+        if (left.consumedPoints < 0) await counters.penalty(key);
+      } catch (error) {
+        reserved.add(key);
+        throw error;
+      }
+    }),
+  );
+}
+
+/**
+ * The store failed part-way through an attempt. Nobody was answered for it, so what it had
+ * reserved should not count: `release` gives that back once the store is there again.
+ */
+export class ReservationFailedError extends Error {
+  constructor(
+    cause: unknown,
+    readonly release: () => Promise<void>,
+  ) {
+    super(cause instanceof Error ? cause.message : 'the brute-force counter failed', { cause });
+    this.name = 'ReservationFailedError';
+  }
 }
 
 export interface LoginAttempt {

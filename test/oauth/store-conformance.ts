@@ -473,7 +473,7 @@ export function describeOAuthStoreConformance({ name, create, refreshes = 20_000
         expect(await store.rotateRefreshToken(retry.refresh.ref, nextTokens(grantId), MINUTE)).toBe('rotated');
       });
 
-      it('RFC 9700 4.14.2: a retry asked for before the rotation it would repeat changes nothing and is no reuse', async () => {
+      it('RFC 9700 4.14.2: a retry asked for before the current generation was installed changes nothing and is no reuse', async () => {
         const { code, refresh } = await issueGrant(store);
         const grantId = code.ref.grantId;
         clock.now = BASE_TIME + 1000;
@@ -484,6 +484,16 @@ export function describeOAuthStoreConformance({ name, create, refreshes = 20_000
         expect(await store.rotateRefreshToken(refresh!.ref, stale, MINUTE)).toBe('invalid');
         expect(await store.findRefreshToken(stale.refresh.ref)).toBeUndefined();
         expect(await store.findRefreshToken(current.refresh.ref)).toStrictEqual(refreshView(code, current.refresh));
+
+        // Nor does one older than the retry that made the current generation.
+        clock.now = BASE_TIME + 3000;
+        const retry = nextTokens(grantId);
+        expect(await store.rotateRefreshToken(refresh!.ref, retry, MINUTE)).toBe('rotated');
+        clock.now = BASE_TIME + 2000;
+        const late = nextTokens(grantId);
+        expect(await store.rotateRefreshToken(refresh!.ref, late, MINUTE)).toBe('invalid');
+        expect(await store.findRefreshToken(late.refresh.ref)).toBeUndefined();
+        expect(await store.findRefreshToken(retry.refresh.ref)).toStrictEqual(refreshView(code, retry.refresh));
       });
 
       it('lets every one of 20 concurrent refreshes with one token succeed within the grace, the last one leaving its tokens current', async () => {

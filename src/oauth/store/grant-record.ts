@@ -48,15 +48,18 @@ export function refreshView(grant: AuthorizationCodeRecord, ref: TokenRef, expir
 }
 
 /**
- * What presenting the previous generation's refresh token at `now` amounts to: `retry` of the
- * refresh that rotated it out (within the grace, and not from before that rotation: a request
- * older than it would undo it), or `reused`. A grace of 0 makes every presentation a reuse.
+ * What presenting the previous generation's refresh token at `now` amounts to, given when it was
+ * rotated out and since when the current generation stands:
+ * - `invalid` for a request older than the current generation (a retry or a write that reached
+ *   the store late): it would replace tokens a later request handed out, so nothing changes;
+ * - `retry` within the grace after the rotation (the grace never restarts);
+ * - `reused` otherwise, and always with a grace of 0.
  * The Redis and PostgreSQL stores decide the same inside their one atomic step.
  */
-export function previousTokenOutcome(rotatedAt: number, now: number, graceMs: number): 'retry' | 'reused' | 'invalid' {
+export function previousTokenOutcome(slot: { rotatedAt: number; currentSince: number }, now: number, graceMs: number): 'retry' | 'reused' | 'invalid' {
   if (graceMs <= 0) return 'reused';
-  if (now < rotatedAt) return 'invalid';
-  return now - rotatedAt <= graceMs ? 'retry' : 'reused';
+  if (now < slot.currentSince) return 'invalid';
+  return now - slot.rotatedAt <= graceMs ? 'retry' : 'reused';
 }
 
 /** An access token as readers see it, with its issue time when it was stored with one. */

@@ -63,6 +63,8 @@ interface AccessSlot {
 interface RefreshSlot {
   hash: string;
   expiresAt: number;
+  /** When it was installed. */
+  since: number;
 }
 
 interface Grant {
@@ -173,7 +175,7 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
     grant.access = { hash: access.ref.hash, ...storedAccess(access) };
     if (refresh) {
       if (!retry) grant.previousRefresh = grant.refresh && { ...grant.refresh, rotatedAt: now() };
-      grant.refresh = slotOf(refresh);
+      grant.refresh = slotOf(refresh, now());
     }
     grant.expiresAt = Math.max(grant.expiresAt, access.expiresAt, refresh?.expiresAt ?? 0);
   }
@@ -279,7 +281,7 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
       }
       const previous = grant.previousRefresh;
       if (!matches(previous, presented.hash)) return 'invalid';
-      const outcome = previousTokenOutcome(previous!.rotatedAt, now(), retryGraceMs);
+      const outcome = previousTokenOutcome({ rotatedAt: previous!.rotatedAt, currentSince: grant.refresh?.since ?? 0 }, now(), retryGraceMs);
       if (outcome !== 'retry') return outcome;
       install(grant, next, true);
       return 'rotated';
@@ -347,8 +349,8 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
   return store;
 }
 
-function slotOf(token: NewToken): RefreshSlot {
-  return { hash: token.ref.hash, expiresAt: token.expiresAt };
+function slotOf(token: NewToken, since: number): RefreshSlot {
+  return { hash: token.ref.hash, expiresAt: token.expiresAt, since };
 }
 
 /** JSON of the pair: unambiguous whatever characters sub and clientId hold. */

@@ -302,7 +302,7 @@ function statements(s: string) {
   const ifCurrent = (value: string, otherwise: string) => `CASE WHEN ${current} THEN ${value} ELSE ${otherwise} END`;
   /** ... or the previous generation's, unexpired, and this is a retry within the grace ($8). */
   const previous = '(previous_refresh_hash = $7::text AND previous_refresh_expires_at > $2::timestamptz)';
-  const retry = `(${previous} AND previous_refresh_rotated_at BETWEEN $8::timestamptz AND $2::timestamptz)`;
+  const retry = `(${previous} AND previous_refresh_rotated_at >= $8::timestamptz AND refresh_issued_at <= $2::timestamptz)`;
   /** The row takes the new tokens: a rotation or a retry. */
   const ifMoves = (value: string, otherwise: string) => `CASE WHEN ${current} OR ${retry} THEN ${value} ELSE ${otherwise} END`;
   const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
@@ -324,6 +324,7 @@ CREATE TABLE IF NOT EXISTS ${grants} (
   generation integer NOT NULL DEFAULT 0,
   refresh_hash text,
   refresh_expires_at timestamptz,
+  refresh_issued_at timestamptz,
   previous_refresh_hash text,
   previous_refresh_expires_at timestamptz,
   previous_refresh_rotated_at timestamptz,
@@ -334,6 +335,7 @@ CREATE TABLE IF NOT EXISTS ${grants} (
 -- A client's own grant (client_credentials) has no user.
 ALTER TABLE ${grants} ALTER COLUMN sub DROP NOT NULL;
 -- Idempotent like the rest, so running the migration brings an existing table up to date.
+ALTER TABLE ${grants} ADD COLUMN IF NOT EXISTS refresh_issued_at timestamptz;
 ALTER TABLE ${grants} ADD COLUMN IF NOT EXISTS previous_refresh_rotated_at timestamptz;
 CREATE INDEX IF NOT EXISTS oauth_grants_pair_idx ON ${grants} (client_id, sub);
 CREATE INDEX IF NOT EXISTS oauth_grants_expires_at_idx ON ${grants} (expires_at);
@@ -367,14 +369,14 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_rate_limits (
       ON CONFLICT (grant_id) DO UPDATE SET client_id = EXCLUDED.client_id, sub = EXCLUDED.sub,
         record = EXCLUDED.record, code_hash = EXCLUDED.code_hash, code_expires_at = EXCLUDED.code_expires_at,
         code_consumed = false, generation = 0, refresh_hash = NULL, refresh_expires_at = NULL,
-        previous_refresh_hash = NULL, previous_refresh_expires_at = NULL, previous_refresh_rotated_at = NULL, access = NULL, previous_access = NULL,
+        refresh_issued_at = NULL, previous_refresh_hash = NULL, previous_refresh_expires_at = NULL, previous_refresh_rotated_at = NULL, access = NULL, previous_access = NULL,
         expires_at = EXCLUDED.expires_at`,
     /** $1 grant, $2 client, $3 grant record, $4 access token (json with its hash), $5 its expiry. No user, no code (an empty hash matches none). */
     issueClientToken: `INSERT INTO ${grants} AS g (grant_id, client_id, sub, record, code_hash, code_expires_at, code_consumed, generation, access, expires_at)
       VALUES ($1, $2, NULL, $3::json, '', 'epoch', true, 1, $4::json, $5)
       ON CONFLICT (grant_id) DO UPDATE SET client_id = EXCLUDED.client_id, sub = NULL, record = EXCLUDED.record, code_hash = '',
         code_expires_at = 'epoch', code_consumed = true, generation = 1, refresh_hash = NULL, refresh_expires_at = NULL,
-        previous_refresh_hash = NULL, previous_refresh_expires_at = NULL, previous_refresh_rotated_at = NULL, access = EXCLUDED.access, previous_access = NULL,
+        refresh_issued_at = NULL, previous_refresh_hash = NULL, previous_refresh_expires_at = NULL, previous_refresh_rotated_at = NULL, access = EXCLUDED.access, previous_access = NULL,
         expires_at = EXCLUDED.expires_at`,
     findCode: `SELECT record, code_consumed AS consumed FROM ${grants}
       WHERE grant_id = $1 AND code_hash = $2 AND code_expires_at > $3`,
@@ -388,14 +390,14 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_rate_limits (
      * token presented (refresh only).
      */
     issueTokens: `UPDATE ${grants} SET generation = 1, access = $3::json, refresh_hash = $5::text,
-        refresh_expires_at = $6::timestamptz, expires_at = GREATEST(expires_at, $4::timestamptz)
+        refresh_expires_at = $6::timestamptz, refresh_issued_at = $2::timestamptz, expires_at = GREATEST(expires_at, $4::timestamptz)
       WHERE grant_id = $1 AND code_consumed AND generation = 0 AND expires_at > $2::timestamptz
       RETURNING true AS rotated`,
     /*
      * One statement: the row lock serialises concurrent refreshes, and a refresh that waited
      * re-reads the row, finds its token now in previous_refresh_hash and answers a reuse, or a
      * retry within the grace ($8: the earliest rotation time a retry may repeat, null for no
-     * grace; see previousTokenOutcome). Every SET expression reads the row as it was before this
+     * grace) from a request no older than the current generation (see previousTokenOutcome). Every SET expression reads the row as it was before this
      * statement; RETURNING reads it after.
      */
     rotateRefreshToken: `UPDATE ${grants} SET
@@ -407,9 +409,10 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_rate_limits (
         previous_refresh_rotated_at = ${ifCurrent('$2::timestamptz', 'previous_refresh_rotated_at')},
         refresh_hash = ${ifMoves('$5::text', 'refresh_hash')},
         refresh_expires_at = ${ifMoves('$6::timestamptz', 'refresh_expires_at')},
+        refresh_issued_at = ${ifMoves('$2::timestamptz', 'refresh_issued_at')},
         expires_at = ${ifMoves('GREATEST(expires_at, $4::timestamptz)', 'expires_at')}
       WHERE grant_id = $1 AND (${current} OR ${previous})
-      RETURNING refresh_hash = $5::text AS rotated, $8::timestamptz IS NOT NULL AND previous_refresh_rotated_at > $2::timestamptz AS stale`,
+      RETURNING refresh_hash = $5::text AS rotated, $8::timestamptz IS NOT NULL AND refresh_issued_at > $2::timestamptz AS stale`,
     findAccessToken: `SELECT record, CASE WHEN access->>'hash' = $2 THEN access ELSE previous_access END AS access
       FROM ${grants} WHERE grant_id = $1 AND (access->>'hash' = $2 OR previous_access->>'hash' = $2)`,
     findRefreshToken: `SELECT record, refresh_hash = $2 AS current,

@@ -14,8 +14,8 @@
  *
  *   code, codeExp, record, consumed   the code's hash and expiry (ms), the code record (JSON), '1' once exchanged
  *   gen                               0 until the first tokens, then one more per refresh
- *   rt, rtExp / prt, prtExp, prtAt    the current refresh token's hash and expiry / the previous generation's,
- *                                     and when the refresh that rotated it out was asked for (ms)
+ *   rt, rtExp, rtAt                   the current refresh token's hash, expiry and when it was installed (ms)
+ *   prt, prtExp, prtAt                the previous generation's, and when the refresh that rotated it out was asked for
  *   at / pat                          the hash of the current / previous access token
  *   at:<hash>                         those two access tokens ({scope, expiresAt} JSON); a refresh deletes the older
  *
@@ -95,7 +95,7 @@ return 1
  * installed, 2 when the token presented is the previous generation's (a reuse), 0 otherwise.
  */
 const INSTALL = script(`
-local f = redis.call('HMGET', KEYS[1], 'consumed', 'gen', 'rt', 'rtExp', 'prt', 'prtExp', 'at', 'pat', 'prtAt')
+local f = redis.call('HMGET', KEYS[1], 'consumed', 'gen', 'rt', 'rtExp', 'prt', 'prtExp', 'at', 'pat', 'prtAt', 'rtAt')
 local now = tonumber(ARGV[1])
 local retry = false
 if ARGV[2] == '' then
@@ -104,16 +104,15 @@ elseif f[3] ~= ARGV[2] or tonumber(f[4]) <= now then
   if f[5] ~= ARGV[2] or tonumber(f[6]) <= now then return 0 end
   local grace = tonumber(ARGV[8])
   if grace <= 0 then return 2 end
-  local age = now - tonumber(f[9] or '0')
-  if age < 0 then return 0 end
-  if age > grace then return 2 end
+  if now < tonumber(f[10] or '0') then return 0 end
+  if now - tonumber(f[9] or '0') > grace then return 2 end
   retry = true
 end
 if f[8] then redis.call('HDEL', KEYS[1], 'at:' .. f[8]) end
 redis.call('HSET', KEYS[1], 'gen', tonumber(f[2]) + 1, 'pat', f[7] or '', 'at', ARGV[3], 'at:' .. ARGV[3], ARGV[4])
 if ARGV[5] ~= '' then
   if not retry then redis.call('HSET', KEYS[1], 'prt', f[3] or '', 'prtExp', f[4] or '0', 'prtAt', ARGV[1]) end
-  redis.call('HSET', KEYS[1], 'rt', ARGV[5], 'rtExp', ARGV[6])
+  redis.call('HSET', KEYS[1], 'rt', ARGV[5], 'rtExp', ARGV[6], 'rtAt', ARGV[1])
 end
 if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[7]) then redis.call('PEXPIRE', KEYS[1], ARGV[7]) end
 return 1

@@ -59,7 +59,7 @@ export const oauthScenario: Scenario = {
   name: 'oauth',
   title: 'OAuth: userinfo and the refresh_token grant on the memory, Redis and PostgreSQL stores',
   notes: [
-    'Each store has its own server process: Express 5 + `courierPlatform({ courier: false, quota: false, oauth })` with one confidential client and one RS256 signing key made at set-up. The client is configured with its plain secret (hashed with scrypt N=16384 at start-up); every token request authenticates it exactly as the token endpoint does (`createSecretVerifier`, src/oauth/client-secret.ts, remembers a successful scrypt verification for 5 minutes, so scrypt runs on a miss only). Redis: ioredis, one connection. PostgreSQL: pg.Pool (default size 10).',
+    'Each store has its own server process: Express 5 + `courierPlatform({ courier: false, quota: false, oauth })` with one confidential client and one RS256 signing key made at set-up. The client is configured with its plain secret (hashed with scrypt N=16384 at start-up); every token request authenticates it exactly as the token endpoint does: a secret the process verified in the last 5 minutes needs neither scrypt nor the brute-force counters, and the client record is re-read at most every 5 s (docs/oauth.md). Redis: ioredis, one connection. PostgreSQL: pg.Pool (default size 10).',
     'Set-up walks authorize → consent → token over HTTP for one grant per connection plus one (scope `openid profile offline_access`, one user each).',
     'userinfo: GET /oauth/userinfo with the spare grant\'s access token (shared by every connection), loaded by autocannon.',
     'refresh: POST /oauth/token `grant_type=refresh_token` with client_secret_basic. Each call rotates the refresh token and reusing an old one revokes the grant, so each of the N virtual connections chains its own grant: the runner\'s own keep-alive loop (`chainedLoad` in lib/load.ts; autocannon 9 resets a connection\'s context before every request of a one-request list) sends the newest refresh token it got. Its latency is measured with hrtime, not rounded to whole ms. Every answer also carries a new id_token (RS256 signature).',
@@ -141,13 +141,24 @@ export const oauthScenario: Scenario = {
             data[run.kind] = { userinfo, refresh };
             const label = STORE_LABEL[run.kind];
             const probeErrors = userinfo.errors + refresh.errors;
-            ratios.push({
-              label: `${label}: store round trips per userinfo call`,
-              value: userinfo.perCall,
-              unit: 'round trips',
-              goal: '≤ 1',
-              pass: userinfo.perCall <= 1 && userinfo.errors === 0 && userinfo.consistent,
-            });
+            // Each process re-reads a client record at most every 5 s (docs/operator.md): over the
+            // probe that is a fraction of a percent on top of the per-call work, hence the 1 %.
+            ratios.push(
+              {
+                label: `${label}: store round trips per userinfo call`,
+                value: userinfo.perCall,
+                unit: 'round trips',
+                goal: '≤ 1 (+1 % client re-reads)',
+                pass: userinfo.perCall <= 1.01 && userinfo.errors === 0 && userinfo.consistent,
+              },
+              {
+                label: `${label}: store round trips per refresh_token grant`,
+                value: refresh.perCall,
+                unit: 'round trips',
+                goal: '≤ 2 (+1 % client re-reads)',
+                pass: refresh.perCall <= 2.02 && refresh.errors === 0 && refresh.consistent,
+              },
+            );
             const u = summaryOf(summary, run.userinfo.id);
             const r = summaryOf(summary, run.refresh.id);
             const errors = u.errors + r.errors + probeErrors;

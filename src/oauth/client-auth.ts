@@ -57,19 +57,39 @@ async function verifyPresented(presented: PresentedCredentials, context: OAuthCo
   // A public client has no secret; it proves itself with PKCE instead.
   if (!client.secretHash) return presented.secret === undefined ? client : undefined;
   if (presented.secret === undefined) return undefined;
-  if (await context.verifySecret(presented.secret, client.secretHash)) return client;
-  // After a rotation the previous secret works until its overlap ends (docs/operator.md).
-  const previous = (client.previousSecretValidUntil ?? 0) > context.now() ? client.previousSecretHash : undefined;
-  return previous !== undefined && (await context.verifySecret(presented.secret, previous)) ? client : undefined;
+  if (await context.secrets.verify(presented.secret, client.secretHash)) return client;
+  const previous = previousSecretHash(client, context);
+  return previous !== undefined && (await context.secrets.verify(presented.secret, previous)) ? client : undefined;
+}
+
+/** After a rotation the previous secret works until its overlap ends (docs/operator.md). */
+function previousSecretHash(client: OAuthClientRecord, context: OAuthContext): string | undefined {
+  return (client.previousSecretValidUntil ?? 0) > context.now() ? client.previousSecretHash : undefined;
 }
 
 /**
- * RFC 6749 2.3.1 and 10.10: every attempt reserves a failure on the caller's IP and on the client
- * id before the secret is checked, so no burst of guesses runs more checks than the limit. A
- * success gives back only its own reservation: failures made by others stay counted.
+ * A secret this process verified minutes ago against the client's current hashes: presenting it
+ * again is no guess, so it needs neither scrypt nor the brute-force limit (nor its store round
+ * trips), and an attacker who runs the client's failure count up does not lock the client out.
+ */
+function remembered(client: OAuthClientRecord | undefined, secret: string | undefined, context: OAuthContext): client is OAuthClientRecord {
+  if (!client?.secretHash || secret === undefined) return false;
+  if (context.secrets.remembers(secret, client.secretHash)) return true;
+  const previous = previousSecretHash(client, context);
+  return previous !== undefined && context.secrets.remembers(secret, previous);
+}
+
+/**
+ * RFC 6749 2.3.1 and 10.10: every attempt whose secret must be checked reserves a failure on the
+ * caller's IP and on the client id first, so no burst of guesses runs more checks than the limit.
+ * A success gives back only its own reservation: failures made by others stay counted.
  */
 export async function authenticateClient(request: PlatformRequest, form: Record<string, string>, context: OAuthContext): Promise<OAuthClientRecord> {
   const presented = presentedCredentials(request, form);
+  if (presented.secret !== undefined) {
+    const client = await context.store.getClient(presented.clientId);
+    if (remembered(client, presented.secret, context)) return client;
+  }
   const attempt = await context.clientAuthThrottle.attempt([`ip:${context.clientIp(request)}`, `client:${presented.clientId}`]);
   if (attempt.retryAfter > 0) {
     throw new OAuthProtocolError('invalid_client', `too many failed client authentications; retry in ${attempt.retryAfter} seconds`, 429, {

@@ -82,23 +82,34 @@ export interface SecretVerifierOptions {
  * caps the token endpoint at a few dozen calls per second. Only successes are remembered, keyed
  * by an HMAC under a per-process random key and by the stored hash, so a rotated secret misses.
  */
-export function createSecretVerifier(options: SecretVerifierOptions = {}): (secret: string, stored: string) => Promise<boolean> {
+export interface SecretVerifier {
+  /** Whether `secret` matches the stored hash: remembered, or checked with scrypt. */
+  verify(secret: string, stored: string): Promise<boolean>;
+  /** Whether this process verified `secret` against `stored` recently: no scrypt, no promise. */
+  remembers(secret: string, stored: string): boolean;
+}
+
+export function createSecretVerifier(options: SecretVerifierOptions = {}): SecretVerifier {
   const ttlMs = options.ttlMs ?? 5 * 60_000;
   const max = options.max ?? 1000;
   const now = options.now ?? Date.now;
   const key = randomBytes(32);
   const remembered = new Map<string, number>();
-  return async (secret, stored) => {
-    const entry = createHmac('sha256', key).update(stored).update('\0').update(secret).digest('base64url');
-    const until = remembered.get(entry);
-    if (until !== undefined && until > now()) return true;
-    const valid = await verifyClientSecret(secret, stored);
-    remembered.delete(entry);
-    if (valid) {
-      remembered.set(entry, now() + ttlMs);
-      // Insertion order makes the first key the oldest.
-      if (remembered.size > max) remembered.delete(remembered.keys().next().value!);
-    }
-    return valid;
+  const entryOf = (secret: string, stored: string) => createHmac('sha256', key).update(stored).update('\0').update(secret).digest('base64url');
+  const remembers = (entry: string) => (remembered.get(entry) ?? 0) > now();
+  return {
+    remembers: (secret, stored) => remembers(entryOf(secret, stored)),
+    async verify(secret, stored) {
+      const entry = entryOf(secret, stored);
+      if (remembers(entry)) return true;
+      const valid = await verifyClientSecret(secret, stored);
+      remembered.delete(entry);
+      if (valid) {
+        remembered.set(entry, now() + ttlMs);
+        // Insertion order makes the first key the oldest.
+        if (remembered.size > max) remembered.delete(remembered.keys().next().value!);
+      }
+      return valid;
+    },
   };
 }

@@ -5,6 +5,7 @@ import type { Logger } from '../core/logger.js';
 import type { Telemetry } from '../core/telemetry.js';
 import type { EmitEvent } from './events.js';
 import type { KeyRing } from './keys.js';
+import type { SecretVerifier } from './client-secret.js';
 import type { OAuthUser } from './options.js';
 import type { OAuthStore } from './store/types.js';
 import type { FailureThrottle } from './throttle.js';
@@ -35,7 +36,7 @@ export interface OAuthContext {
   bodyLimit: number;
   engine: OAuth2Server;
   /** Checks a presented client secret against its stored hash (scrypt, successes remembered briefly). */
-  verifySecret(secret: string, stored: string): Promise<boolean>;
+  secrets: SecretVerifier;
   /** Failed client authentications, per client id and per IP. */
   clientAuthThrottle: FailureThrottle;
   logger: Logger;

@@ -178,7 +178,7 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     refreshRetryGraceMs: options.refreshRetryGraceSeconds * 1000,
     bodyLimit: shared.bodyLimit,
     engine: new OAuth2Server({ model: {} as OAuth2Server.AuthorizationCodeModel }),
-    verifySecret: createSecretVerifier(),
+    secrets: createSecretVerifier(),
     clientAuthThrottle: guardedThrottle(
       createFailureThrottle({
         failures: options.bruteForce.clientAuthFailures,

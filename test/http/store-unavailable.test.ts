@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createMemoryOAuthStore, type OAuthStore } from '../../src/oauth/store/index.js';
-import { ADAPTER_NAMES, accessToken, bearer, CONFIDENTIAL, closeHosts, ping, startHost } from './quota-helpers.js';
+import { ADAPTER_NAMES, accessToken, bearer, CONFIDENTIAL, closeHosts, OTHER, ping, startHost } from './quota-helpers.js';
 
 type Mode = 'up' | 'failing' | 'hanging';
 
@@ -54,7 +54,7 @@ describe.each(ADAPTER_NAMES)('an unavailable OAuth store on %s', (adapter) => {
         .post('/oauth/token')
         .auth(CONFIDENTIAL.id, CONFIDENTIAL.secret)
         .type('form')
-        .send({ grant_type: 'refresh_token', refresh_token: 'rt' });
+        .send({ grant_type: 'refresh_token', refresh_token: token });
       for (const res of [userinfo, refresh]) {
         expect(res.status).toBe(503);
         expect(res.headers['content-type']).toMatch(/^application\/json/);
@@ -62,8 +62,9 @@ describe.each(ADAPTER_NAMES)('an unavailable OAuth store on %s', (adapter) => {
         expect(res.body.error).toBe('temporarily_unavailable');
       }
 
-      // RFC 6749 4.1.2.1: without a client record there is no redirect URI to trust, so an error page.
-      const authorize = await host.http().get(`/oauth/authorize?response_type=code&client_id=${CONFIDENTIAL.id}&state=s`).set('x-test-user', 'alice');
+      // RFC 6749 4.1.2.1: without a client record (this process has not read this one yet) there is
+      // no redirect URI to trust, so an error page.
+      const authorize = await host.http().get(`/oauth/authorize?response_type=code&client_id=${OTHER.id}&state=s`).set('x-test-user', 'alice');
       expect(authorize.status).toBe(503);
       expect(authorize.headers['content-type']).toMatch(/^text\/html/);
       expect(authorize.text).toContain('temporarily_unavailable');

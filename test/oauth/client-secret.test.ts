@@ -48,15 +48,29 @@ describe('secretHashProblem: what is wrong with a configured hash', () => {
 
 describe('createSecretVerifier: remembers successes only', () => {
   it('a wrong secret stays wrong after the right one was remembered', async () => {
-    const verify = createSecretVerifier();
+    const secrets = createSecretVerifier();
     const hash = await hashClientSecret('the-right-secret');
-    expect(await verify('the-right-secret', hash)).toBe(true);
-    expect(await verify('the-right-secret', hash)).toBe(true);
-    expect(await verify('the-wrong-secret', hash)).toBe(false);
+    expect(secrets.remembers('the-right-secret', hash)).toBe(false);
+    expect(await secrets.verify('the-right-secret', hash)).toBe(true);
+    expect(secrets.remembers('the-right-secret', hash)).toBe(true);
+    expect(await secrets.verify('the-right-secret', hash)).toBe(true);
+    expect(await secrets.verify('the-wrong-secret', hash)).toBe(false);
+    expect(secrets.remembers('the-wrong-secret', hash)).toBe(false);
+  });
+
+  it('forgets a success after ttlMs', async () => {
+    let now = 0;
+    const secrets = createSecretVerifier({ ttlMs: 1000, now: () => now });
+    const hash = await hashClientSecret('the-right-secret');
+    await secrets.verify('the-right-secret', hash);
+    now = 999;
+    expect(secrets.remembers('the-right-secret', hash)).toBe(true);
+    now = 1000;
+    expect(secrets.remembers('the-right-secret', hash)).toBe(false);
   });
 
   it('a rotated secret (new stored hash) is checked again: the old secret no longer passes', async () => {
-    const verify = createSecretVerifier();
+    const { verify } = createSecretVerifier();
     const oldHash = await hashClientSecret('old-secret-value');
     const newHash = await hashClientSecret('new-secret-value');
     expect(await verify('old-secret-value', oldHash)).toBe(true);

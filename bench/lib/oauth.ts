@@ -1,8 +1,9 @@
 /**
  * The OAuth set-up shared by the OAuth and quota scenarios. Child side: the options of the
- * platform's OAuth server (one confidential client, a fixed signing key, a test `authenticate`
- * that trusts a request header). Runner side: the authorization code flow over real HTTP
- * (authorize -> consent -> token), as a relying party and its user's browser would walk it.
+ * platform's OAuth server (one confidential client, also allowed client_credentials, a fixed
+ * signing key, a test `authenticate` that trusts a request header). Runner side: the
+ * authorization code flow over real HTTP (authorize -> consent -> token), as a relying party and
+ * its user's browser would walk it.
  */
 import type { IncomingMessage } from 'node:http';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
@@ -38,7 +39,16 @@ export function benchOAuthOptions<Req extends IncomingMessage>(publicUrl: string
     publicUrl,
     authenticate: (req) => userOf(req),
     // A plain secret: hashed with scrypt at start-up and verified with scrypt on every token request.
-    clients: [{ id: BENCH_CLIENT.id, name: BENCH_CLIENT.name, secret: BENCH_CLIENT.secret, redirectUris: [BENCH_CLIENT.redirectUri] }],
+    // client_credentials is opt-in (it needs the secret): the oauth scenario measures it too.
+    clients: [
+      {
+        id: BENCH_CLIENT.id,
+        name: BENCH_CLIENT.name,
+        secret: BENCH_CLIENT.secret,
+        redirectUris: [BENCH_CLIENT.redirectUri],
+        grants: ['authorization_code', 'refresh_token', 'client_credentials'],
+      },
+    ],
     signingKeys: [JSON.parse(signingKeyJson) as JWK],
   };
 }

@@ -14,6 +14,7 @@ import type { OAuthContext } from './context.js';
 import { handleDiscovery, handleJwks } from './discovery.js';
 import type { EmitEvent } from './events.js';
 import { clientStatusCache, gateByClientStatus } from './client-status.js';
+import { withConfiguredClients } from './configured-clients.js';
 import { browserErrorResponse, formatPlatformErrorAsOAuth } from './errors.js';
 import type { OAuthUser, ResolvedOAuthOptions } from './options.js';
 import { createMemoryOAuthStore } from './store/memory.js';
@@ -151,7 +152,10 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     logger,
     onError: () => shared.telemetry.storeError(storeName),
   });
-  const store = guardMethods(rawStore, storeGuard);
+  const guarded = guardMethods(rawStore, storeGuard);
+  const started = startup(options, logger, () => guarded.getClient('courier-platform-start'));
+  const configuredIds = new Set(options.clients.map((client) => client.id));
+  const store = withConfiguredClients(guarded, configuredIds, started.clients);
   // Real elapsed time, not the platform's clock: the question is how long ago the store was asked.
   const clientStatus = clientStatusCache((clientId) => store.getClient(clientId), () => performance.now());
   if (options.signingKeys.length === 0) {
@@ -161,7 +165,6 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     logger.warn({}, "oauth.publicUrl is not set: the issuer follows each request's Host header and mount path; set it outside development");
   }
   if (!options.authenticate) logger.warn({}, 'oauth.authenticate is not set: no user can sign in; pass a function that returns the signed-in user');
-  const started = startup(options, store, logger);
 
   const context: OAuthContext = {
     store: gateByClientStatus(store, clientStatus),
@@ -250,7 +253,7 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     },
     clients: {
       store,
-      configuredIds: new Set(options.clients.map((client) => client.id)),
+      configuredIds,
       changed: (clientId) => clientStatus.forget(clientId),
     },
   };

@@ -4,23 +4,25 @@ import { hashClientSecret } from './client-secret.js';
 import { OAuthUnavailableError } from './errors.js';
 import { generateSigningKeyRing, keyRingOf, type KeyRing } from './keys.js';
 import type { ResolvedOAuthOptions } from './options.js';
-import type { OAuthClientRecord, OAuthStore } from './store/types.js';
+import type { OAuthClientRecord } from './store/types.js';
 
 /**
  * What the OAuth server does once, asynchronously, before it answers: generate a signing key when
- * none is configured, hash plain client secrets, store the configured clients. `ready()` gives
- * the first attempt's outcome; when it fails (a store that is down), each request tries again
- * until one attempt succeeds, and is answered 503 meanwhile.
+ * none is configured, hash the plain secrets of the configured clients (which are answered from
+ * the options, see configured-clients.ts), reach the store once. `ready()` gives the first
+ * attempt's outcome; when it fails (a store that is down), each request tries again until one
+ * attempt succeeds, and is answered 503 meanwhile.
  */
-export function startup(options: ResolvedOAuthOptions, store: OAuthStore, logger: Logger) {
+export function startup(options: ResolvedOAuthOptions, logger: Logger, reachStore: () => Promise<unknown>) {
   let keyRing = options.signingKeys.length > 0 ? keyRingOf(options.signingKeys) : undefined;
-  let records: Promise<OAuthClientRecord[]> | undefined;
+  const records: Promise<OAuthClientRecord[]> = Promise.all(
+    options.clients.map(async (client) => clientRecordOf(client, client.secret === undefined ? client.secretHash : await hashClientSecret(client.secret))),
+  );
   const start = async () => {
     keyRing ??= await generateSigningKeyRing();
-    records ??= Promise.all(
-      options.clients.map(async (client) => clientRecordOf(client, client.secret === undefined ? client.secretHash : await hashClientSecret(client.secret))),
-    );
-    for (const record of await records) await store.saveClient(record);
+    await records;
+    // One lookup: an unreachable or misconfigured store shows at start (and a PostgreSQL store runs its migration).
+    await reachStore();
   };
 
   let outage = false;
@@ -51,5 +53,7 @@ export function startup(options: ResolvedOAuthOptions, store: OAuthStore, logger
     /** Resolves once started; after a failed attempt, makes the next one (shared by every caller waiting meanwhile). */
     ensure: (): Promise<void> => (lastFailed ? attempt() : latest),
     keyRing: (): KeyRing => keyRing!,
+    /** The configured clients' records, once their secrets are hashed. */
+    clients: (): Promise<OAuthClientRecord[]> => records,
   };
 }

@@ -62,9 +62,9 @@ describe.each(ADAPTER_NAMES)('an unavailable OAuth store on %s', (adapter) => {
         expect(res.body.error).toBe('temporarily_unavailable');
       }
 
-      // RFC 6749 4.1.2.1: without a client record (this process has not read this one yet) there is
-      // no redirect URI to trust, so an error page.
-      const authorize = await host.http().get(`/oauth/authorize?response_type=code&client_id=${OTHER.id}&state=s`).set('x-test-user', 'alice');
+      // The authorization endpoint needs the store for the user's consent: the OAuth error page.
+      const query = new URLSearchParams({ response_type: 'code', client_id: OTHER.id, redirect_uri: OTHER.redirectUri, scope: 'openid', state: 's' });
+      const authorize = await host.http().get(`/oauth/authorize?${query}`).set('x-test-user', 'alice');
       expect(authorize.status).toBe(503);
       expect(authorize.headers['content-type']).toMatch(/^text\/html/);
       expect(authorize.text).toContain('temporarily_unavailable');

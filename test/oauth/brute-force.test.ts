@@ -118,16 +118,19 @@ describe('brute force on client authentication with the memory store', SLOW, () 
 
   it('a store failure while the client is looked up is a 503 (RFC 6749 5.2 temporarily_unavailable), not a failed authentication', async () => {
     const memory = createMemoryOAuthStore();
+    // Registered in the store (configured clients never need it).
+    const stored = { ...(await clients())[0]!, id: 'stored-client', name: 'Stored', scopes: ['openid'], grants: ['authorization_code' as const, 'refresh_token' as const] };
+    await memory.saveClient(stored);
     let failures = 0;
     const store: OAuthStore = { ...memory, getClient: (id) => (failures-- > 0 ? Promise.reject(new Error('store down')) : memory.getClient(id)) };
     const host = await hostOn('express', store);
     failures = LIMIT + 2;
     for (let i = 0; i < LIMIT + 2; i++) {
-      const res = await attempt(host, '198.51.100.9', CONFIDENTIAL.secret);
+      const res = await attempt(host, '198.51.100.9', CONFIDENTIAL.secret, stored.id);
       expect(res.status).toBe(503);
       expect(res.body.error).toBe('temporarily_unavailable');
     }
-    expect((await attempt(host, '198.51.100.9', CONFIDENTIAL.secret)).status).toBe(400);
+    expect((await attempt(host, '198.51.100.9', CONFIDENTIAL.secret, stored.id)).status).toBe(400);
   });
 });
 

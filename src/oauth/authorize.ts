@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readBody } from '../core/body.js';
 import type { PlatformRequest, PlatformResponse } from '../core/http.js';
 import { SCOPE_DESCRIPTIONS, SUPPORTED_SCOPES } from './claims.js';
@@ -69,22 +69,36 @@ function parseMaxAge(value: string | undefined): number | undefined {
   return Number(value);
 }
 
+/**
+ * What the return to /authorize after the host's login page carries: when the platform asked for
+ * the login, for which request (a digest of its parameters), once. Moved to another request, or
+ * used twice, it vouches for nothing. The login itself is checked against the host's auth_time.
+ */
 interface LoginMarker {
   at: number;
   client: string;
+  request: string;
+  id: string;
 }
 
-/** Where the host's login page sends the user back: the same request, remembering that a login was asked for. */
-function loginRedirect(context: OAuthContext, issuer: string, params: Params, prompt: Set<string>): PlatformResponse {
+/** The request's parameters but the marker. */
+function requestDigest(params: Params): string {
+  const entries = Object.entries(params)
+    .filter(([key]) => key !== LOGIN_MARKER)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHash('sha256').update(JSON.stringify(entries)).digest('base64url');
+}
+
+/**
+ * Where the host's login page sends the user back: the same request (prompt=login and max_age
+ * included, so dropping the marker asks again), with a marker saying a login was asked for.
+ */
+function loginRedirect(context: OAuthContext, issuer: string, params: Params): PlatformResponse {
   const back = new URL(`${issuer}/authorize`);
-  for (const [key, value] of Object.entries(params)) {
-    if (key === 'prompt' || key === LOGIN_MARKER) continue;
-    back.searchParams.set(key, value);
-  }
-  const rest = [...prompt].filter((p) => p !== 'login');
-  if (rest.length > 0) back.searchParams.set('prompt', rest.join(' '));
+  for (const [key, value] of Object.entries(params)) if (key !== LOGIN_MARKER) back.searchParams.set(key, value);
   const at = nowSeconds(context);
-  back.searchParams.set(LOGIN_MARKER, seal(context.secret(), 'login', { at, client: params.client_id }, at + TRANSACTION_SECONDS));
+  const marker: LoginMarker = { at, client: params.client_id!, request: requestDigest(params), id: randomBytes(12).toString('base64url') };
+  back.searchParams.set(LOGIN_MARKER, seal(context.secret(), 'login', marker, at + TRANSACTION_SECONDS));
   const login = new URL(context.loginUrl, issuer);
   login.searchParams.set('return_to', back.toString());
   const location = context.loginUrl.startsWith('/') ? `${login.pathname}${login.search}` : login.toString();
@@ -137,7 +151,8 @@ async function authorize(request: PlatformRequest, context: OAuthContext): Promi
 
     const now = nowSeconds(context);
     const marker = unseal<LoginMarker>(context.secret(), 'login', p[LOGIN_MARKER], now);
-    const loggedInAgain = marker !== undefined && marker.client === client.id;
+    const markerFits = marker !== undefined && marker.client === client.id && marker.request === requestDigest(p);
+    const loggedInAgain = markerFits && (await context.store.useOnce(`login:${marker.id}`, (marker.at + TRANSACTION_SECONDS) * 1000));
     const user = await context.authenticate(request);
 
     const mustLogIn =
@@ -146,7 +161,7 @@ async function authorize(request: PlatformRequest, context: OAuthContext): Promi
       (maxAge !== undefined && !loggedInAgain && (user.auth_time === undefined || now - user.auth_time > maxAge));
     if (mustLogIn) {
       if (prompt.has('none')) throw new OAuthProtocolError('login_required', 'the user is not signed in');
-      return loginRedirect(context, issuer, p, prompt);
+      return loginRedirect(context, issuer, p);
     }
     if (loggedInAgain && user.auth_time !== undefined && user.auth_time < marker.at) {
       throw new OAuthProtocolError('login_required', 'the user was asked to sign in again but did not');
@@ -203,11 +218,17 @@ async function decideConsent(request: PlatformRequest, context: OAuthContext): P
     return errorPage(400, 'invalid_request', 'This approval form was already used. Start the sign-in again.');
   }
   const issuer = issuerFor(context, request);
+  const remembered = await context.store.getConsent(user.sub, client.id);
   if (form.decision !== 'approve') {
+    // No to an application that was approved before (a prompt=consent, or more scopes) withdraws
+    // that approval: its grants end and the next authorization asks again (docs/oauth.md).
+    if (remembered !== undefined) {
+      await context.store.revokeUserGrants(user.sub, client.id);
+      context.emit({ type: 'grant.revoked', clientId: client.id, sub: user.sub });
+    }
     return redirectError(transaction.redirectUri, issuer, transaction.state, new OAuthProtocolError('access_denied', 'the user denied the request'));
   }
-  const remembered = (await context.store.getConsent(user.sub, client.id)) ?? [];
-  await context.store.saveConsent(user.sub, client.id, [...new Set([...remembered, ...transaction.scope])]);
+  await context.store.saveConsent(user.sub, client.id, [...new Set([...(remembered ?? []), ...transaction.scope])]);
   const { sub: _sub, authTime, id: _id, _e, ...authorization } = transaction;
   return issueAuthorizationCode(context, issuer, client, user, authorization, authTime);
 }

@@ -245,7 +245,8 @@ describe.each(ADAPTER_NAMES)('authorization endpoint on %s', (adapter) => {
       const host = await startHost(adapter, { clock });
       const signedInLongAgo = { user: 'alice', authTime: clock.seconds() - 3600 } as const;
       const back = loginRedirectOf(await host.authorize({ prompt: 'login' }, signedInLongAgo), host);
-      expect(back.searchParams.get('prompt')).toBeNull();
+      // The return keeps prompt=login: only its one-time marker lets it through.
+      expect(back.searchParams.get('prompt')).toBe('login');
 
       clock.advance(20);
       const consent = await host.get(back.toString(), { user: 'alice', authTime: clock.seconds() - 5 });
@@ -272,6 +273,23 @@ describe.each(ADAPTER_NAMES)('authorization endpoint on %s', (adapter) => {
       const forOther = new URLSearchParams(authorizeQuery({ client_id: OTHER.id, redirect_uri: OTHER.redirectUri, prompt: 'login' }));
       forOther.set('cp_login', back.searchParams.get('cp_login') ?? '');
       loginRedirectOf(await host.get(`/oauth/authorize?${forOther.toString()}`, ALICE), host);
+    });
+
+    it('OIDC Core 3.1.2.1 prompt=login: the login marker of one request (another user\'s, say) does not count for another request of the same client', async () => {
+      const clock = testClock();
+      const host = await startHost(adapter, { clock });
+      // A host that reports no auth_time: the marker is all the platform has to go on.
+      const bobsBack = loginRedirectOf(await host.authorize({ prompt: 'login', max_age: '0' }, { user: 'bob' }), host);
+      const alicesRequest = new URLSearchParams(authorizeQuery({ prompt: 'login', max_age: '0' }));
+      alicesRequest.set('cp_login', bobsBack.searchParams.get('cp_login') ?? '');
+      loginRedirectOf(await host.get(`/oauth/authorize?${alicesRequest.toString()}`, ALICE), host);
+    });
+
+    it('OIDC Core 3.1.2.1 prompt=login: the return from the login page counts once; replayed, it asks for a login again', async () => {
+      const host = await startHost(adapter);
+      const back = loginRedirectOf(await host.authorize({ prompt: 'login' }, ALICE), host);
+      expect((await host.get(back.toString(), ALICE)).status).toBe(200);
+      loginRedirectOf(await host.get(back.toString(), ALICE), host);
     });
 
     it('OIDC Core 3.1.2.1 max_age: an auth_time older than max_age sends the user to log in; the id_token carries the new auth_time', async () => {

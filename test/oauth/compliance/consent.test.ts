@@ -107,6 +107,29 @@ describe.each(ADAPTER_NAMES)('consent on %s', (adapter) => {
     });
   });
 
+  describe('withdrawing consent', () => {
+    it('OIDC Core 3.1.2.1 prompt=consent: Deny withdraws the earlier approval: its tokens stop working and prompt=none asks again', async () => {
+      const host = await startHost(adapter);
+      const earlier = await host.tokens({ scope: 'openid offline_access' });
+      expect((await host.userinfo(earlier.access_token)).status).toBe(200);
+
+      const again = await host.authorize({ prompt: 'consent', scope: 'openid offline_access' }, ALICE);
+      expect(callbackOf(await host.decide(again, 'deny')).get('error')).toBe('access_denied');
+
+      expect((await host.userinfo(earlier.access_token)).status).toBe(401);
+      expect((await host.refresh(earlier.refresh_token!)).body.error).toBe('invalid_grant');
+      expect(callbackOf(await host.authorize({ prompt: 'none', scope: 'openid offline_access' }, ALICE)).get('error')).toBe('consent_required');
+    });
+
+    it('RFC 6749 4.1.2.1: Deny by a user who never approved the application ends nobody else\'s grant', async () => {
+      const host = await startHost(adapter);
+      const alices = await host.tokens({ scope: 'openid' });
+      const bobsPage = await host.authorize({ scope: 'openid' }, { user: 'bob' });
+      expect(callbackOf(await host.decide(bobsPage, 'deny', { user: 'bob' })).get('error')).toBe('access_denied');
+      expect((await host.userinfo(alices.access_token)).status).toBe(200);
+    });
+  });
+
   describe('one decision per consent page (RFC 6749 10.12)', () => {
     it('RFC 6749 10.12: an Approve form posted three times issues one code; the replays get an error page', async () => {
       const host = await startHost(adapter);

@@ -39,6 +39,9 @@ function clientCredentialsNeedSecret(client: { grants: string[]; secretHash?: st
 }
 
 /** A client as the stores keep it. */
+/** OIDC Registration `id_token_signed_response_alg`: what an id_token may be signed with (a key of that algorithm must be configured). */
+const idTokenSigningAlg = z.enum(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']);
+
 export const clientRecordSchema = z
   .strictObject({
     id: clientId,
@@ -48,6 +51,7 @@ export const clientRecordSchema = z
     scopes,
     grants,
     introspect: z.boolean().optional(),
+    idTokenSigningAlg: idTokenSigningAlg.optional(),
     status: z.enum(['active', 'suspended']).optional(),
     previousSecretHash: secretHash.optional(),
     previousSecretValidUntil: z.number().int().nonnegative().optional(),
@@ -65,6 +69,7 @@ export const clientConfigSchema = z
     scopes: scopes.default([...DEFAULT_CLIENT_SCOPES]),
     grants: grants.default([...DEFAULT_CLIENT_GRANTS]),
     introspect: z.boolean().optional(),
+    idTokenSigningAlg: idTokenSigningAlg.optional(),
   })
   .superRefine(clientCredentialsNeedSecret)
   .refine((client) => client.secret === undefined || client.secretHash === undefined, {
@@ -92,5 +97,6 @@ export function clientRecordOf(config: ClientConfig, hashed: string | undefined)
     scopes: [...config.scopes],
     grants: [...config.grants],
     ...(config.introspect ? { introspect: true } : {}),
+    ...(config.idTokenSigningAlg ? { idTokenSigningAlg: config.idTokenSigningAlg } : {}),
   };
 }

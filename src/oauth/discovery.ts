@@ -23,7 +23,7 @@ export async function handleDiscovery(request: PlatformRequest, context: OAuthCo
       response_modes_supported: ['query'],
       grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
       subject_types_supported: ['public'],
-      id_token_signing_alg_values_supported: algs.includes('RS256') ? algs : ['RS256', ...algs],
+      id_token_signing_alg_values_supported: algs,
       scopes_supported: [...SUPPORTED_SCOPES],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'none'],
       code_challenge_methods_supported: ['S256'],

@@ -228,7 +228,10 @@ export function tokenModel(context: OAuthContext, client: OAuthClientRecord, iss
       }
       // Signed before the tokens are stored, so nothing can fail once they are.
       if (scope.includes('openid')) {
-        saved.id_token = await signIdToken(context.keyRing().current, {
+        const ring = context.keyRing();
+        // A stored client may name an algorithm no key signs any more: RS256 then (docs/oauth.md#signing-keys).
+        const key = (client.idTokenSigningAlg && ring.forAlg(client.idTokenSigningAlg)) || ring.current;
+        saved.id_token = await signIdToken(key, {
           issuer,
           clientId: client.id,
           sub: user.sub,

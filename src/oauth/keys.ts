@@ -22,8 +22,10 @@ export interface SigningKey {
 }
 
 export interface KeyRing {
-  /** The newest key: it signs every id_token. */
+  /** The newest RS256 key: it signs every id_token but those of a client that asked for another algorithm. */
   current: SigningKey;
+  /** The newest key of an algorithm, for a client registered with `idTokenSigningAlg`. */
+  forAlg(alg: string): SigningKey | undefined;
   /** Every key, newest first: all of them are published so tokens signed before a rotation still verify. */
   all: SigningKey[];
   jwks: { keys: JWK[] };
@@ -92,9 +94,13 @@ function signingKeyOf(privateKey: KeyObject, given: NodeJwk): SigningKey | strin
   return { kid, alg, privateKey, publicJwk: { ...(publicJwk as JWK), kid, alg, use: 'sig' }, secret };
 }
 
-/** The ring over keys newest first. */
+/** The algorithm every relying party can verify (OIDC Core 15.1), and the default one. */
+export const DEFAULT_ALG = 'RS256';
+
+/** The ring over keys newest first; at least one of them is an RS256 key (the options check it). */
 export function keyRingOf(keys: readonly SigningKey[], generated = false): KeyRing {
-  return { current: keys[0]!, all: [...keys], jwks: { keys: keys.map((k) => k.publicJwk) }, generated };
+  const forAlg = (alg: string) => keys.find((key) => key.alg === alg);
+  return { current: forAlg(DEFAULT_ALG) ?? keys[0]!, forAlg, all: [...keys], jwks: { keys: keys.map((k) => k.publicJwk) }, generated };
 }
 
 const generateRsa = promisify(generateKeyPair);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { basePathOption, functionOption, httpUrlOption, objectWith, positiveInteger } from '../core/option-schemas.js';
 import { clientConfigSchema } from './client-record.js';
-import { readSigningKey, type SigningKey, type SigningKeyInput } from './keys.js';
+import { DEFAULT_ALG, readSigningKey, type SigningKey, type SigningKeyInput } from './keys.js';
 import type { GrantType, OAuthStore } from './store/types.js';
 
 /** The signed-in user as the host's `authenticate` returns it. */
@@ -30,6 +30,11 @@ export interface OAuthClientConfig {
   grants?: GrantType[];
   /** May introspect any token at `/oauth/introspect` (RFC 7662), not only its own. Default false. */
   introspect?: boolean;
+  /**
+   * Sign this client's id_tokens with another algorithm than RS256, e.g. `ES256` or `EdDSA`
+   * (faster to sign and verify, smaller); a key of that algorithm must be in `signingKeys`.
+   */
+  idTokenSigningAlg?: 'RS256' | 'RS384' | 'RS512' | 'PS256' | 'PS384' | 'PS512' | 'ES256' | 'ES384' | 'ES512' | 'EdDSA';
 }
 
 export interface OAuthLifetimes {
@@ -146,6 +151,9 @@ export const oauthOptionsSchema = z.strictObject({
   signingKeys: z
     .array(signingKey)
     .superRefine(unique((key: SigningKey) => key.kid, (kid, first) => `has the same kid (${kid}) as signingKeys[${first}]`))
+    .refine((keys) => keys.length === 0 || keys.some((key) => key.alg === DEFAULT_ALG), {
+      message: `needs an RS256 (RSA) key: RS256 signs by default and every relying party can verify it (OIDC Core 15.1); ES256 or EdDSA keys go beside it`,
+    })
     .default([]),
   lifetimes: z
     .strictObject({
@@ -159,6 +167,14 @@ export const oauthOptionsSchema = z.strictObject({
   bruteForce: z.strictObject({ clientAuthFailures: positiveInteger.default(10), windowSeconds: positiveInteger.default(900) }).prefault({}),
   storeTimeoutMs: positiveInteger.max(60_000).default(1000),
   basePath: basePathOption.default('/oauth'),
+}).superRefine((options, ctx) => {
+  // Without configured keys the platform generates an RSA key: RS256 only.
+  const published = new Set(options.signingKeys.length > 0 ? options.signingKeys.map((key) => key.alg) : [DEFAULT_ALG]);
+  options.clients.forEach((client, i) => {
+    if (client.idTokenSigningAlg !== undefined && !published.has(client.idTokenSigningAlg)) {
+      ctx.addIssue({ code: 'custom', path: ['clients', i, 'idTokenSigningAlg'], message: `no key in oauth.signingKeys signs ${client.idTokenSigningAlg}` });
+    }
+  });
 });
 
 export type ResolvedOAuthOptions = z.output<typeof oauthOptionsSchema>;

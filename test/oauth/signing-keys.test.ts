@@ -34,12 +34,27 @@ describe('signing keys', () => {
     expect(key.kid).toBe(await calculateJwkThumbprint(jwk));
   });
 
-  it('with several keys the first signs and all are published (rotation)', async () => {
-    const jwk = async (kid: string, alg: 'RS256' | 'ES256') => ({ ...(await exportJWK((await generateKeyPair(alg, { extractable: true })).privateKey)), kid });
-    const ring = keyRingOf([read(await jwk('new', 'ES256')), read(await jwk('old', 'RS256'))]);
-    expect(ring.current.kid).toBe('new');
-    expect(ring.current.alg).toBe('ES256');
-    expect(ring.jwks.keys.map((k) => k.kid)).toEqual(['new', 'old']);
+  it('with several keys the newest RS256 key signs by default, the newest of another algorithm on request, and all are published (rotation)', async () => {
+    const jwk = async (kid: string, alg: 'RS256' | 'ES256' | 'EdDSA') => ({ ...(await exportJWK((await generateKeyPair(alg, { extractable: true })).privateKey)), kid });
+    const ring = keyRingOf([read(await jwk('ec', 'ES256')), read(await jwk('rsa-new', 'RS256')), read(await jwk('rsa-old', 'RS256')), read(await jwk('ed', 'EdDSA'))]);
+    expect(ring.current.kid).toBe('rsa-new');
+    expect(ring.forAlg('ES256')?.kid).toBe('ec');
+    expect(ring.forAlg('EdDSA')?.kid).toBe('ed');
+    expect(ring.forAlg('PS256')).toBeUndefined();
+    expect(ring.jwks.keys.map((k) => k.kid)).toEqual(['ec', 'rsa-new', 'rsa-old', 'ed']);
+  });
+
+  it('OIDC Core 15.1: keys without an RS256 key are refused when the platform is built', async () => {
+    const ec = await exportJWK((await generateKeyPair('ES256', { extractable: true })).privateKey);
+    const build = () => createPlatform({ courier: false, logger: silentLogger, oauth: { signingKeys: [ec] } });
+    expect(build).toThrow(ConfigurationError);
+    expect(build).toThrow(/oauth\.signingKeys: needs an RS256 \(RSA\) key/);
+  });
+
+  it('a client asking for an algorithm no key signs is refused when the platform is built, naming the field', () => {
+    const client = { id: 'app', secret: 'app-secret-1234', redirectUris: ['https://app.example/cb'], idTokenSigningAlg: 'ES256' as const };
+    const build = () => createPlatform({ courier: false, logger: silentLogger, oauth: { clients: [client] } });
+    expect(build).toThrow(/oauth\.clients\[0\]\.idTokenSigningAlg: no key in oauth\.signingKeys signs ES256/);
   });
 
   it('the same key gives the same browser-sealing secret as a PEM and as a JWK', () => {

@@ -41,6 +41,8 @@ export interface OAuthClientRecord {
   grants: GrantType[];
   /** May introspect any token (RFC 7662), not only its own. */
   introspect?: boolean;
+  /** Signs this client's id_tokens with the newest key of this algorithm instead of RS256 (OIDC Registration `id_token_signed_response_alg`). */
+  idTokenSigningAlg?: string;
   /** `suspended`: its client authentication fails and its tokens stop working until it is `active` again. Default active. */
   status?: 'active' | 'suspended';
   /** After a secret rotation: the previous secret's hash, still accepted until `previousSecretValidUntil`. */

@@ -2,9 +2,10 @@
  * Discovery (OIDC Discovery 3, 4; docs/oauth.md), the JWKS (RFC 7517) with key rotation, and
  * the id_token a relying party verifies against them (OIDC Core 2, 3.1.3.6, 3.1.3.7).
  */
-import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet, type JWK } from 'jose';
+import { createLocalJWKSet, decodeProtectedHeader, exportJWK, generateKeyPair, jwtVerify, type JSONWebKeySet, type JWK } from 'jose';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ADAPTER_NAMES, atHashOf, closeHosts, CONFIDENTIAL, rsaSigningKey, startHost, testClock, type TestHost } from './helpers.js';
+import { cheapClients } from '../../support/oauth.js';
+import { ADAPTER_NAMES, atHashOf, closeHosts, CONFIDENTIAL, ENCODED, OTHER, rsaSigningKey, startHost, testClock, type TestHost } from './helpers.js';
 
 afterEach(closeHosts);
 
@@ -101,6 +102,32 @@ describe.each(ADAPTER_NAMES)('discovery and id_token on %s', (adapter) => {
     const after = await startHost(adapter, { clock, oauth: { signingKeys: [newKey, oldKey] } });
     const { protectedHeader } = await jwtVerify(oldToken, createLocalJWKSet(await jwks(after)), { currentDate: new Date(clock.now()) });
     expect(protectedHeader.kid).toBe('rotation-2030');
+  });
+
+  it('OIDC Core 15.1 / OIDC Registration 2: RS256 signs by default; a client registered with ES256 or EdDSA gets id_tokens of that algorithm, all verifiable with the JWKS', async () => {
+    const [ec, ed] = await Promise.all(
+      (['ES256', 'EdDSA'] as const).map(async (alg) => ({ ...(await exportJWK((await generateKeyPair(alg, { extractable: true })).privateKey)), kid: `k-${alg}` })),
+    );
+    const clients = (await cheapClients()).map((client) =>
+      client.id === OTHER.id ? { ...client, idTokenSigningAlg: 'ES256' as const } : client.id === ENCODED.id ? { ...client, idTokenSigningAlg: 'EdDSA' as const } : client,
+    );
+    const clock = testClock();
+    const host = await startHost(adapter, { clock, oauth: { signingKeys: [ec!, newKey, ed!], clients } });
+    expect(((await discovery(host)).id_token_signing_alg_values_supported as string[]).sort()).toEqual(['ES256', 'EdDSA', 'RS256']);
+    const keys = createLocalJWKSet(await jwks(host));
+
+    for (const [client, alg, kid] of [
+      [CONFIDENTIAL, 'RS256', newKey.kid],
+      [OTHER, 'ES256', 'k-ES256'],
+      [ENCODED, 'EdDSA', 'k-EdDSA'],
+    ] as const) {
+      const callback = await host.code({ client_id: client.id, redirect_uri: client.redirectUri, scope: 'openid' });
+      const res = await host.exchange(callback.get('code')!, { client, redirectUri: client.redirectUri });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      const { id_token } = res.body as { id_token: string };
+      const { protectedHeader } = await jwtVerify(id_token, keys, { issuer: host.issuer, audience: client.id, algorithms: [alg], currentDate: new Date(clock.now()) });
+      expect(protectedHeader).toMatchObject({ alg, kid });
+    }
   });
 
   it('OIDC Core 2 / 3.1.3.7: the id_token verifies with the JWKS: iss, aud, sub, exp > iat, nonce, auth_time and at_hash', async () => {

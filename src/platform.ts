@@ -17,7 +17,7 @@ import { createInProcessSandboxTransport } from './courier/sandbox-transport.js'
 import { createOAuth } from './oauth/setup.js';
 import { getQuotaRoute, guardRequest, type GuardVerdict } from './openapi/guard.js';
 import { checkOptions, type CourierPlatformOptions, type PlatformEvent } from './options.js';
-import { buildQuotaService, resolveQuotaConfig, type TokenVerifier } from './quota/index.js';
+import { buildQuotaService, resolveQuotaConfig, type StaticRuleSource, type TokenVerifier } from './quota/index.js';
 
 export interface Platform {
   /**
@@ -97,8 +97,18 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
     const { basePath, verifyToken: hostVerify, ...counting } = options.quota;
     // checkOptions made sure one of the two is there.
     const verify = (hostVerify ?? verifyToken) as TokenVerifier;
-    const quota = buildQuotaService(resolveQuotaConfig({ ...counting, now, logger }), options.onEvent ? emit : undefined);
+    const config = resolveQuotaConfig({ ...counting, now, logger });
+    const quota = buildQuotaService(config, options.onEvent ? emit : undefined);
     router.add(getQuotaRoute(basePath, quota, verify));
+    if (config.store.rules) {
+      adminParts.quota = {
+        store: config.store.rules,
+        configured: Array.isArray(counting.rules) ? (config.rules.configured as StaticRuleSource).rules : counting.rules === undefined ? [] : undefined,
+        defaults: config.defaults,
+        storeTimeoutMs: config.storeTimeoutMs,
+        changed: () => quota.forgetRules(),
+      };
+    }
     guard = (request, apiPath) => guardRequest(request, quota, verify, apiPath, telemetry);
   }
 

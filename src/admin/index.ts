@@ -11,6 +11,7 @@ import { adminAccess } from './access.js';
 import { clientRoutes } from './clients.js';
 import { grantRoutes } from './grants.js';
 import { metricsRoutes } from './metrics.js';
+import { ruleRoutes, type RulesDeps } from './rules.js';
 import type { ResolvedAdminOptions } from './options.js';
 import type { OAuthClientAdmin } from '../oauth/setup.js';
 
@@ -25,6 +26,8 @@ export interface AdminParts {
     revokeGrants(grants: { sub: string; clientId: string }): Promise<void>;
     clients: OAuthClientAdmin;
   };
+  /** Present while the quota is on and its store keeps rules. */
+  quota?: Omit<RulesDeps, 'logger' | 'bodyLimit'>;
 }
 
 export function createAdmin(options: ResolvedAdminOptions, parts: AdminParts): { namespace: Namespace; routes: Route[] } {
@@ -36,5 +39,6 @@ export function createAdmin(options: ResolvedAdminOptions, parts: AdminParts): {
     routes.push(...grantRoutes(basePath, access, { logger, revokeGrants: parts.oauth.revokeGrants }));
     routes.push(...clientRoutes(basePath, access, { logger, bodyLimit, now, secretOverlapSeconds: options.secretOverlapSeconds, clients: parts.oauth.clients }));
   }
+  if (parts.quota) routes.push(...ruleRoutes(basePath, access, { ...parts.quota, logger, bodyLimit }));
   return { namespace: { prefix: basePath, formatError: errorEnvelope }, routes };
 }

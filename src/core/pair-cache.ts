@@ -13,12 +13,16 @@ export class PairCache<V> {
     return this.byFirst.get(first)?.get(second);
   }
 
+  clear(): void {
+    this.byFirst.clear();
+    this.pairs = 0;
+  }
+
   set(first: string, second: string, value: V): void {
     let bySecond = this.byFirst.get(first);
     if (!bySecond?.has(second)) {
       if (this.pairs >= this.max) {
-        this.byFirst.clear();
-        this.pairs = 0;
+        this.clear();
         bySecond = undefined;
       }
       this.pairs++;

@@ -12,6 +12,7 @@ import { basePathOption, countOption, functionOption, loggerOption, objectWith, 
 import { checkTimeZone, QuotaCalendar } from './periods.js';
 import { quotaDefaultsSchema, quotaRuleSchema, resolveRule, unsatisfiable, type QuotaDefaults, type QuotaRule, type RuleSource } from './rules.js';
 import { indexRules } from './static-rules.js';
+import { withStoredRules } from './stored-rules.js';
 import { createMemoryQuotaStore } from './store/memory.js';
 import type { QuotaStore } from './store/types.js';
 
@@ -124,8 +125,11 @@ export type ParsedQuotaServiceOptions = z.output<typeof quotaServiceOptionsSchem
 /** Everything the quota service runs on, checked and with every default in place. */
 export interface QuotaConfig {
   store: QuotaStore;
-  /** A configured list (indexed, answers at once) or the host's own source. */
-  rules: { kind: 'static' | 'custom'; source: RuleSource };
+  /**
+   * A configured list (indexed, answers at once) or the host's own source, with the store's
+   * rules behind it when the store keeps some; `configured` is the first alone.
+   */
+  rules: { kind: 'static' | 'custom'; source: RuleSource; configured?: RuleSource };
   calendar: QuotaCalendar;
   defaults: QuotaDefaults;
   onStoreError: OnStoreError;
@@ -160,8 +164,14 @@ export function resolveQuotaConfig(options: ParsedQuotaServiceOptions): QuotaCon
   } else {
     rules = { kind: 'custom', source: options.rules };
   }
+  const store = options.store ?? createMemoryQuotaStore();
+  if (store.rules) {
+    // In process, stored rules change only here (and forgetRules() says when): still answered at once.
+    const kind = rules.kind === 'static' && store.rules.inProcess ? 'static' : 'custom';
+    rules = { kind, source: withStoredRules(rules.source, store.rules), configured: rules.source };
+  }
   return {
-    store: options.store ?? createMemoryQuotaStore(),
+    store,
     rules,
     calendar: new QuotaCalendar(options.timeZone),
     defaults,

@@ -26,6 +26,8 @@ export interface RuleLookup {
   find(clientId: string, apiPath: string): ResolvedQuotaRule | Promise<ResolvedQuotaRule>;
   /** The rule the source last answered for the pair, however old: what a failing source falls back to. */
   lastKnown(clientId: string, apiPath: string): ResolvedQuotaRule | undefined;
+  /** Rules changed in this process (the admin API): forget every rule found so far. */
+  forget(): void;
 }
 
 interface CachedRule {
@@ -106,6 +108,11 @@ export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' 
 
     lastKnown(clientId, apiPath) {
       return answered.get(clientId, apiPath)?.rule;
+    },
+
+    forget() {
+      resolved.clear();
+      answered.clear();
     },
   };
 }

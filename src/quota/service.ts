@@ -40,6 +40,8 @@ export interface QuotaService {
   readonly onStoreError: OnStoreError;
   /** True while the last store call failed. */
   readonly degraded: boolean;
+  /** Stored rules changed through this process (the admin API): the next calls read them afresh. */
+  forgetRules(): void;
 }
 
 /** The guard passes the token's client_id; an empty one is a bug in the caller, not a client's mistake. */
@@ -138,6 +140,8 @@ export function buildQuotaService(config: QuotaConfig, emit?: EmitQuotaEvent): Q
     async resolveRule(clientId, apiPath) {
       return rules.find(clientId, rules.normalizedPath(apiPath));
     },
+
+    forgetRules: () => rules.forget(),
 
     consume(clientId, rawPath) {
       // Whatever goes wrong here (a malformed path, a clock that answers NaN) is a rejection, never

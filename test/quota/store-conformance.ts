@@ -333,5 +333,30 @@ export function describeQuotaStoreConformance({ name, create, suite = describe }
       expect(decisions.filter((d) => d.outcome === 'rejected')).toHaveLength(40);
       expect(await h.used(id, path)).toEqual({ minute: 20, day: 20, month: 20 });
     });
+
+    it('keeps stored rules by scope, client and path: saved, found, listed, replaced and deleted', async () => {
+      const rules = target.store.rules!;
+      const id = client('rules');
+      const path = `/openapi/v1/rules-${randomBytes(3).toString('hex')}`;
+      const own: QuotaRule = { scope: 'client', clientId: id, apiPath: path, minute: 5 };
+      const global: QuotaRule = { scope: 'global', apiPath: path, minute: 50, cost: 2 };
+      expect(await rules.findRules(id, path)).toEqual({});
+      await rules.saveRule(own);
+      await rules.saveRule(global);
+      expect(await rules.findRules(id, path)).toEqual({ client: own, global });
+      expect(await rules.findRules('someone-else', path)).toEqual({ global });
+      // A client id that looks like a key of another rule finds nothing of it.
+      expect(await rules.findRules(`${id}","${path}`, path)).toEqual({ global });
+
+      await rules.saveRule({ ...own, minute: 7 });
+      expect((await rules.findRules(id, path)).client).toEqual({ ...own, minute: 7 });
+      expect((await rules.listRules()).filter((rule) => rule.apiPath === path)).toHaveLength(2);
+
+      expect(await rules.deleteRule({ scope: 'client', clientId: id, apiPath: path })).toBe(true);
+      expect(await rules.deleteRule({ scope: 'client', clientId: id, apiPath: path })).toBe(false);
+      expect(await rules.findRules(id, path)).toEqual({ global });
+      expect(await rules.deleteRule({ scope: 'global', apiPath: path })).toBe(true);
+      expect((await rules.listRules()).filter((rule) => rule.apiPath === path)).toEqual([]);
+    });
   });
 }

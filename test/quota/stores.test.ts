@@ -305,17 +305,20 @@ describeRedis('redis quota store', () => {
     return { client: proxy as unknown as RedisLike, calls };
   }
 
-  it('sends exactly one EVALSHA per consume, and nothing else', async () => {
+  it('sends exactly one EVALSHA per consume, and reads the stored rules once per client and path per rule-cache period', async () => {
     const { client, calls } = counting(redis);
     let now = Date.UTC(2026, 10, 21, 10, 0, 0);
     const quota = createQuotaService({ store: createRedisQuotaStore({ client, prefix }), now: () => now, logger: silentLogger });
     await quota.consume('counted', '/openapi/v1/orders'); // may load the script (NOSCRIPT, then EVAL) on a fresh server
     calls.clear();
     for (let i = 0; i < 5; i++) {
-      now += 1000;
+      now += 900;
       expect((await quota.consume('counted', '/openapi/v1/orders')).outcome).toBe('admitted');
     }
     expect(Object.fromEntries(calls)).toEqual({ evalsha: 5 });
+    now += 1000; // past the rule cache's 5 s
+    expect((await quota.consume('counted', '/openapi/v1/orders')).outcome).toBe('admitted');
+    expect(Object.fromEntries(calls)).toEqual({ evalsha: 6, hmget: 1 });
   });
 
   it('sends the calls that arrive together in one write, each its own EVALSHA with its own answer, admitting exactly the limit', async () => {

@@ -4,6 +4,8 @@ export {
   type ConsumeResult,
   type PeekRequest,
   type QuotaBucket,
+  type QuotaRuleKey,
+  type QuotaRuleStore,
   type QuotaStore,
 } from './types.js';
 export type { PgClientLike, PgPoolLike, PgQueryable, PgQueryResultLike, RedisLike, RedisPipelineLike } from '../../core/store-clients.js';

@@ -15,7 +15,8 @@
  * guarded call costs one Map lookup, not one per period.
  */
 import { configurationError } from '../../core/errors.js';
-import { checkConsumeRequest, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaBucket, type QuotaStore } from './types.js';
+import type { QuotaRule } from '../rules.js';
+import { checkConsumeRequest, ruleKey, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaBucket, type QuotaStore } from './types.js';
 
 export interface MemoryQuotaStoreOptions {
   /** Slots (client + path) examined by the sweep per call (default 8; at least 2, more than the one a call can create). */
@@ -114,8 +115,22 @@ export function createMemoryQuotaStore(options: MemoryQuotaStoreOptions = {}): M
     return undefined;
   };
 
+  const rules = new Map<string, QuotaRule>();
   const store: MemoryQuotaStore = {
     kind: 'memory',
+    rules: {
+      inProcess: true,
+      findRules: (clientId, apiPath) => {
+        const client = rules.get(ruleKey({ scope: 'client', clientId, apiPath }));
+        const global = rules.get(ruleKey({ scope: 'global', apiPath }));
+        return { ...(client ? { client } : {}), ...(global ? { global } : {}) };
+      },
+      listRules: async () => [...rules.values()].map((rule) => ({ ...rule })),
+      saveRule: async (rule) => {
+        rules.set(ruleKey(rule), Object.freeze({ ...rule }));
+      },
+      deleteRule: async (key) => rules.delete(ruleKey(key)),
+    },
     get size() {
       return size;
     },

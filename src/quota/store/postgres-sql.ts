@@ -131,6 +131,15 @@ export interface QuotaSql {
   consume: string;
   peek: string;
   deleteExpired: string;
+  /** Stored rules (the admin API's): `key` is ruleKey(), `rule` the rule as JSON. */
+  createRuleTable: string;
+  /** $1 the client's rule key, $2 the path's global rule key. */
+  findRules: string;
+  listRules: string;
+  /** $1 key, $2 rule. */
+  saveRule: string;
+  /** $1 key. */
+  deleteRule: string;
 }
 
 export function quotaSql(schemaName: string = DEFAULT_SCHEMA, tableName: string = DEFAULT_TABLE): QuotaSql {
@@ -138,6 +147,7 @@ export function quotaSql(schemaName: string = DEFAULT_SCHEMA, tableName: string 
   const table = `${schema}.${identifier(tableName, 'table')}`;
   const index = identifier(`${tableName.slice(0, 47)}_bucket_end_idx`, 'index');
   const consumeFunction = `${schema}.${identifier(`${tableName.slice(0, 55)}_consume`, 'function')}`;
+  const rules = `${schema}.${identifier(`${tableName.slice(0, 58)}_rule`, 'table')}`;
   const body = consumeBody(table);
   return {
     table,
@@ -171,6 +181,14 @@ WHERE c.client_id = $1 AND c.api_path = $2`,
     deleteExpired: `
 DELETE FROM ${table} WHERE ctid = ANY (ARRAY(
   SELECT ctid FROM ${table} WHERE bucket_end <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED))`,
+    createRuleTable: `CREATE TABLE IF NOT EXISTS ${rules} (
+  key  text PRIMARY KEY,
+  rule json NOT NULL
+)`,
+    findRules: `SELECT key, rule FROM ${rules} WHERE key = $1 OR key = $2`,
+    listRules: `SELECT rule FROM ${rules} ORDER BY key`,
+    saveRule: `INSERT INTO ${rules} (key, rule) VALUES ($1, $2::json) ON CONFLICT (key) DO UPDATE SET rule = EXCLUDED.rule`,
+    deleteRule: `DELETE FROM ${rules} WHERE key = $1`,
   };
 }
 
@@ -181,5 +199,5 @@ DELETE FROM ${table} WHERE ctid = ANY (ARRAY(
  */
 export function quotaMigrationSql(options: { schema?: string; table?: string } = {}): string {
   const sql = quotaSql(options.schema, options.table);
-  return [sql.createSchema, sql.createTable, sql.createIndex, sql.createConsume].map((statement) => `${statement};`).join('\n');
+  return [sql.createSchema, sql.createTable, sql.createIndex, sql.createRuleTable, sql.createConsume].map((statement) => `${statement};`).join('\n');
 }

@@ -13,7 +13,8 @@
 import type { PgPoolLike } from '../../core/store-clients.js';
 import { batcher, type Batch } from './batches.js';
 import { DEFAULT_SCHEMA, DEFAULT_TABLE, quotaSql } from './postgres-sql.js';
-import { checkConsumeRequest, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaStore } from './types.js';
+import type { MatchedRules, QuotaRule } from '../rules.js';
+import { checkConsumeRequest, ruleKey, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaStore } from './types.js';
 
 export { quotaMigrationSql } from './postgres-sql.js';
 
@@ -139,6 +140,7 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
         if (!exists.rowCount) await client.query(sql.createSchema);
         await client.query(sql.createTable);
         await client.query(sql.createIndex);
+        await client.query(sql.createRuleTable);
         // Replacing a function needs its ownership: leave one that already has this body alone.
         const current = await client.query('SELECT prosrc FROM pg_proc WHERE oid = to_regprocedure($1)', [sql.consumeSignature]);
         if (current.rows[0]?.prosrc !== sql.consumeBody) await client.query(sql.createConsume);
@@ -218,10 +220,35 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
   const byPeriod = (rows: Record<string, unknown>[]): Map<string, number> =>
     new Map(rows.map((row) => [String(row.period), toNumber(row.used)]));
 
+  const ruleOf = (value: unknown) => (typeof value === 'string' ? JSON.parse(value) : value) as QuotaRule;
+
   return {
     kind: 'postgres',
     tableName: sql.table,
     migrate,
+    rules: {
+      inProcess: false,
+      async findRules(clientId, apiPath) {
+        await ensureReady();
+        const own = ruleKey({ scope: 'client', clientId, apiPath });
+        const { rows } = await pool.query(sql.findRules, [own, ruleKey({ scope: 'global', apiPath })]);
+        const found: MatchedRules = {};
+        for (const row of rows) found[row.key === own ? 'client' : 'global'] = ruleOf(row.rule);
+        return found;
+      },
+      async listRules() {
+        await ensureReady();
+        return (await pool.query(sql.listRules)).rows.map((row) => ruleOf(row.rule));
+      },
+      async saveRule(rule) {
+        await ensureReady();
+        await pool.query(sql.saveRule, [ruleKey(rule), JSON.stringify(rule)]);
+      },
+      async deleteRule(key) {
+        await ensureReady();
+        return ((await pool.query(sql.deleteRule, [ruleKey(key)])).rowCount ?? 0) > 0;
+      },
+    },
     async consume(request: ConsumeRequest): Promise<ConsumeResult> {
       checkConsumeRequest(request);
       await ensureReady();

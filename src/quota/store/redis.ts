@@ -19,7 +19,8 @@ import { configurationError } from '../../core/errors.js';
 import { PairCache } from '../../core/pair-cache.js';
 import type { RedisLike } from '../../core/store-clients.js';
 import { scriptRunner } from './redis-script.js';
-import { checkConsumeRequest, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaBucket, type QuotaStore } from './types.js';
+import type { QuotaRule } from '../rules.js';
+import { checkConsumeRequest, ruleKey, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaBucket, type QuotaStore } from './types.js';
 
 export interface RedisQuotaStoreOptions {
   /**
@@ -117,10 +118,25 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
   };
 
   const run = scriptRunner(client, CONSUME_SCRIPT, CONSUME_SCRIPT_SHA);
+  // One hash for every stored rule: few rules, read two fields at a time behind the rule cache.
+  const rulesKey = `${prefix}:rules`;
+  const parsed = (json: string | null | undefined) => (typeof json === 'string' ? (JSON.parse(json) as QuotaRule) : undefined);
 
   return {
     kind: 'redis',
     keysFor,
+    rules: {
+      inProcess: false,
+      async findRules(clientId, apiPath) {
+        const [own, global] = (await client.hmget(rulesKey, ruleKey({ scope: 'client', clientId, apiPath }), ruleKey({ scope: 'global', apiPath }))).map(parsed);
+        return { ...(own ? { client: own } : {}), ...(global ? { global } : {}) };
+      },
+      listRules: async () => Object.values(await client.hgetall(rulesKey)).map((json) => JSON.parse(json) as QuotaRule),
+      saveRule: async (rule) => {
+        await client.hset(rulesKey, ruleKey(rule), JSON.stringify(rule));
+      },
+      deleteRule: async (key) => (await client.hdel(rulesKey, ruleKey(key))) > 0,
+    },
     async consume(request: ConsumeRequest): Promise<ConsumeResult> {
       checkConsumeRequest(request);
       const { buckets, cost, now } = request;

@@ -7,6 +7,7 @@
  */
 import { configurationError } from '../../core/errors.js';
 import type { QuotaPeriod } from '../periods.js';
+import type { MatchedRules, QuotaRule } from '../rules.js';
 
 /** One period's counter for the current call. */
 export interface QuotaBucket {
@@ -69,6 +70,31 @@ export interface QuotaStore {
   peek(request: PeekRequest): Promise<number[]>;
   /** Releases what the store itself started (timers, clean-ups in flight); never the client it was given. */
   close?(): Promise<void>;
+  /** Rules kept in the store beside the configured ones, for the admin API; every process on the store reads them. */
+  readonly rules?: QuotaRuleStore;
+}
+
+/** What names a rule: two rules with the same key cannot both apply. */
+export type QuotaRuleKey = Pick<QuotaRule, 'scope' | 'clientId' | 'apiPath'>;
+
+/**
+ * Rules kept in a quota store (docs/operator.md#quota-rules). They are checked before they are
+ * saved; `findRules` is a RuleSource that the service asks behind its rule cache.
+ */
+export interface QuotaRuleStore {
+  /** Lives in this process: answers at once, and only this process changes it. */
+  readonly inProcess: boolean;
+  findRules(clientId: string, apiPath: string): MatchedRules | Promise<MatchedRules>;
+  listRules(): Promise<QuotaRule[]>;
+  /** Inserts or replaces the rule with the same key. */
+  saveRule(rule: QuotaRule): Promise<void>;
+  /** True when there was one. */
+  deleteRule(key: QuotaRuleKey): Promise<boolean>;
+}
+
+/** A rule's key as one string: JSON of its parts, unambiguous whatever characters they hold. */
+export function ruleKey(key: QuotaRuleKey): string {
+  return JSON.stringify([key.scope, key.scope === 'client' ? (key.clientId ?? '') : '', key.apiPath]);
 }
 
 /** The periods of a rejected call whose limit `cost` would cross, in request order. */

@@ -1,0 +1,111 @@
+/**
+ * `{admin}/rules`: quota rules changed at run time, kept in the quota store every process shares
+ * (docs/operator.md#quota-rules). The rules in force are the configured ones and the stored ones
+ * behind them; configured rules are listed but read-only. Other processes read a change within
+ * their rule cache's lifetime (`quota.ruleCache.ttlMs`, 5 s by default), this one at once.
+ */
+import { z } from 'zod';
+import { ok } from '../core/envelope.js';
+import { ConflictError, NotFoundError, StoreUnavailableError, ValidationError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import { readBody } from '../core/body.js';
+import { parseWith } from '../core/validation.js';
+import { withDeadline } from '../quota/deadline.js';
+import { quotaRuleSchema, resolveRule, unsatisfiable, type QuotaDefaults, type QuotaRule } from '../quota/rules.js';
+import { ruleKey, type QuotaRuleKey, type QuotaRuleStore } from '../quota/store/types.js';
+import type { AdminAccessCheck } from './access.js';
+import { adminRoute, parseQuery } from './route.js';
+
+export interface RulesDeps {
+  logger: Logger;
+  bodyLimit: number;
+  store: QuotaRuleStore;
+  /** The configured list; undefined when the host gave a rule source, whose rules nobody can list. */
+  configured: readonly QuotaRule[] | undefined;
+  defaults: QuotaDefaults;
+  storeTimeoutMs: number;
+  /** This process reads the rules afresh. */
+  changed(): void;
+}
+
+const ruleKeyQuery = z.strictObject({
+  scope: z.enum(['client', 'global']),
+  api_path: z.string().min(1),
+  client_id: z.string().min(1).optional(),
+});
+
+const ruleView = (rule: QuotaRule, source: 'options' | 'store') => ({ ...rule, source });
+
+export function ruleRoutes(basePath: string, access: AdminAccessCheck, deps: RulesDeps) {
+  const configuredKeys = new Set((deps.configured ?? []).map(ruleKey));
+  const stored = <T>(work: () => Promise<T>): Promise<T> =>
+    withDeadline('store', deps.storeTimeoutMs, work).catch((error: unknown) => {
+      throw new StoreUnavailableError('quota store', error);
+    });
+  const writable = (key: QuotaRuleKey) => {
+    if (configuredKeys.has(ruleKey(key))) throw new ConflictError('This rule comes from the options (quota.rules); change it there');
+  };
+
+  return [
+    adminRoute(basePath, access, {
+      method: 'GET',
+      path: '/rules',
+      doc: {
+        operationId: 'admin_list_rules',
+        summary: 'List the quota rules in force: configured ones, then stored ones',
+        responses: { 200: { description: 'The rules, each with its source (options or store)' } },
+      },
+      async handle() {
+        const list = await stored(() => deps.store.listRules());
+        const rules = [
+          ...(deps.configured ?? []).map((rule) => ruleView(rule, 'options')),
+          ...list.filter((rule) => !configuredKeys.has(ruleKey(rule))).map((rule) => ruleView(rule, 'store')),
+        ];
+        return ok(rules);
+      },
+    }),
+    adminRoute(basePath, access, {
+      method: 'PUT',
+      path: '/rules',
+      doc: {
+        operationId: 'admin_put_rule',
+        summary: 'Create or replace a stored quota rule',
+        body: { contentType: 'application/json', schema: quotaRuleSchema, example: { scope: 'client', clientId: 'partner-app', apiPath: '/openapi/v1/orders', minute: 600, day: 50_000 } },
+        responses: { 200: { description: 'The rule as stored' }, 400: { description: 'A field is wrong (named)' }, 409: { description: 'A configured rule has this key' } },
+      },
+      async handle(request) {
+        const rule = parseWith(quotaRuleSchema, await readBody(request, { accept: ['json'], limit: deps.bodyLimit })) as QuotaRule;
+        const impossible = unsatisfiable(resolveRule({ global: rule }, rule.apiPath, deps.defaults));
+        if (impossible) throw new ValidationError([{ field: 'cost', rule: 'satisfiable', message: `exceeds the ${impossible} limit, so no call could ever pass` }]);
+        writable(rule);
+        await stored(() => deps.store.saveRule(rule));
+        deps.changed();
+        deps.logger.info({ rule }, 'admin: quota rule saved');
+        return ok(ruleView(rule, 'store'));
+      },
+    }),
+    adminRoute(basePath, access, {
+      method: 'DELETE',
+      path: '/rules',
+      doc: {
+        operationId: 'admin_delete_rule',
+        summary: 'Delete a stored quota rule',
+        query: ruleKeyQuery,
+        responses: { 200: { description: 'Deleted' }, 404: { description: 'No stored rule has this key' }, 409: { description: 'A configured rule has this key' } },
+      },
+      async handle(request) {
+        const query = parseQuery(request, ruleKeyQuery);
+        const key = parseWith(quotaRuleSchema, {
+          scope: query.scope,
+          apiPath: query.api_path,
+          ...(query.client_id === undefined ? {} : { clientId: query.client_id }),
+        }) as QuotaRule;
+        writable(key);
+        if (!(await stored(() => deps.store.deleteRule(key)))) throw new NotFoundError('No stored rule has this scope, client and path');
+        deps.changed();
+        deps.logger.info({ rule: { scope: key.scope, clientId: key.clientId, apiPath: key.apiPath } }, 'admin: quota rule deleted');
+        return ok({ ...key, deleted: true });
+      },
+    }),
+  ];
+}

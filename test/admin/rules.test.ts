@@ -1,0 +1,134 @@
+/**
+ * `{admin}/rules` (docs/operator.md#quota-rules): stored quota rules beside the configured ones,
+ * on every adapter with the memory store, and on a Redis and a PostgreSQL store shared by two
+ * processes, where the second enforces a change within its rule cache's 5 s.
+ */
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createPostgresQuotaStore, createRedisQuotaStore, type QuotaStore } from '../../src/quota/index.js';
+import { accessToken, ADAPTER_NAMES, closeHosts, CONFIDENTIAL, OTHER, ORDERS, PING, ping, startHost, type QuotaHost } from '../http/quota-helpers.js';
+import { databaseUrl, describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
+
+const TOKEN = 'operator-token-0123456789abcdef0123456789';
+const OPERATOR = { authorization: `Bearer ${TOKEN}` };
+const CONFIGURED = { scope: 'global' as const, apiPath: ORDERS, minute: 50 };
+
+afterEach(closeHosts);
+
+function host(adapter: (typeof ADAPTER_NAMES)[number], store?: QuotaStore): Promise<QuotaHost> {
+  return startHost(adapter, { quota: { rules: [CONFIGURED], ...(store ? { store } : {}) }, platform: { admin: { token: TOKEN } } });
+}
+
+const rules = (h: QuotaHost) => ({
+  list: () => h.http().get('/admin/rules').set(OPERATOR),
+  put: (body: unknown) => h.http().put('/admin/rules').set(OPERATOR).send(body as object),
+  remove: (query: Record<string, string>) => h.http().delete(`/admin/rules?${new URLSearchParams(query)}`).set(OPERATOR),
+});
+
+/** Pings until one is refused; answers how many were admitted (bounded). */
+async function admittedPings(h: QuotaHost, token: string, max = 10): Promise<number> {
+  for (let i = 0; i < max; i += 1) {
+    const res = await ping(h, token);
+    if (res.status === 429) return i;
+    expect(res.status).toBe(200);
+  }
+  return max;
+}
+
+describe.each(ADAPTER_NAMES)('admin quota rules on %s', (adapter) => {
+  it('a stored client rule applies at once in this process, is listed beside the configured ones, and its deletion lifts it', async () => {
+    const h = await host(adapter);
+    const { token } = await accessToken(h, CONFIDENTIAL);
+    const saved = await rules(h).put({ scope: 'client', clientId: CONFIDENTIAL.id, apiPath: `${PING}/`, minute: 3 });
+    expect(saved.status, saved.text).toBe(200);
+    expect(saved.body.data).toEqual({ scope: 'client', clientId: CONFIDENTIAL.id, apiPath: PING, minute: 3, source: 'store' });
+
+    expect(await admittedPings(h, token)).toBe(3);
+    const other = await accessToken(h, OTHER);
+    expect((await ping(h, other.token)).status).toBe(200);
+
+    const list = await rules(h).list();
+    expect(list.status).toBe(200);
+    expect(list.body.data).toEqual([
+      { ...CONFIGURED, source: 'options' },
+      { scope: 'client', clientId: CONFIDENTIAL.id, apiPath: PING, minute: 3, source: 'store' },
+    ]);
+
+    expect((await rules(h).remove({ scope: 'client', client_id: CONFIDENTIAL.id, api_path: PING })).status).toBe(200);
+    // The defaults again: 60 a minute, 3 already used.
+    expect((await ping(h, token)).status).toBe(200);
+    expect((await rules(h).remove({ scope: 'client', client_id: CONFIDENTIAL.id, api_path: PING })).status).toBe(404);
+  });
+
+  it('refuses to change a configured rule (409), names the bad field (400), and wants the operator (401)', async () => {
+    const h = await host(adapter);
+    const conflict = await rules(h).put({ ...CONFIGURED, minute: 5 });
+    expect(conflict.status).toBe(409);
+    expect(conflict.body).toMatchObject({ code: expect.any(Number), data: null });
+    expect((await rules(h).remove({ scope: 'global', api_path: ORDERS })).status).toBe(409);
+
+    const bad = await rules(h).put({ scope: 'client', apiPath: PING, minute: -1 });
+    expect(bad.status).toBe(400);
+    expect(bad.body.data.errors.map((e: { field: string }) => e.field).sort()).toEqual(['clientId', 'minute']);
+    const impossible = await rules(h).put({ scope: 'global', apiPath: PING, minute: 2, cost: 3 });
+    expect(impossible.status).toBe(400);
+    expect(impossible.body.data.errors[0].field).toBe('cost');
+
+    expect((await h.http().get('/admin/rules')).status).toBe(401);
+    expect((await h.http().put('/admin/rules').send({ scope: 'global', apiPath: PING, minute: 1 })).status).toBe(401);
+  });
+});
+
+function twoProcesses(label: string, open: () => Promise<{ store: () => QuotaStore; close(): Promise<void> }>) {
+  describe(`admin quota rules on a shared ${label} store`, () => {
+    let shared: Awaited<ReturnType<typeof open>>;
+    afterAll(async () => shared?.close());
+
+    it('a rule saved through one process is enforced by the other within 5 s, and its deletion too', async () => {
+      shared = await open();
+      const [one, two] = [await host('express', shared.store()), await host('express', shared.store())];
+      const { token } = await accessToken(two, CONFIDENTIAL);
+      expect((await ping(two, token)).status).toBe(200); // the rule cache of `two` now holds the defaults
+
+      expect((await rules(one).put({ scope: 'client', clientId: CONFIDENTIAL.id, apiPath: PING, minute: 2 })).status).toBe(200);
+      expect((await rules(two).list()).body.data).toContainEqual({ scope: 'client', clientId: CONFIDENTIAL.id, apiPath: PING, minute: 2, source: 'store' });
+      two.clock.advance(5_001);
+      // One admitted before, one more now, then the limit of 2.
+      expect(await admittedPings(two, token)).toBe(1);
+
+      expect((await rules(one).remove({ scope: 'client', client_id: CONFIDENTIAL.id, api_path: PING })).status).toBe(200);
+      two.clock.advance(5_001);
+      expect((await ping(two, token)).status).toBe(200);
+    });
+  });
+}
+
+describeRedis('Redis', () =>
+  twoProcesses('Redis', async () => {
+    const client = new Redis(redisUrl!);
+    const prefix = uniqueName('admin_rules');
+    return {
+      store: () => createRedisQuotaStore({ client, prefix }),
+      async close() {
+        const keys = await client.keys(`*${prefix}*`);
+        if (keys.length > 0) await client.del(...keys);
+        await client.quit();
+      },
+    };
+  }),
+);
+
+describePostgres('PostgreSQL', () =>
+  twoProcesses('PostgreSQL', async () => {
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+    const schema = uniqueName('admin_rules');
+    return {
+      store: () => createPostgresQuotaStore({ pool, schema }),
+      async close() {
+        await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await pool.end();
+      },
+    };
+  }),
+);

@@ -109,6 +109,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
         changed: () => quota.forgetRules(),
       };
     }
+    if (config.store.usage) adminParts.usage = { usage: config.store.usage, quota, storeTimeoutMs: config.storeTimeoutMs };
     guard = (request, apiPath) => guardRequest(request, quota, verify, apiPath, telemetry);
   }
 

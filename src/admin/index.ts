@@ -12,6 +12,7 @@ import { clientRoutes } from './clients.js';
 import { grantRoutes } from './grants.js';
 import { metricsRoutes } from './metrics.js';
 import { ruleRoutes, type RulesDeps } from './rules.js';
+import { usageRoutes, type UsageDeps } from './usage.js';
 import type { ResolvedAdminOptions } from './options.js';
 import type { OAuthClientAdmin } from '../oauth/setup.js';
 
@@ -28,6 +29,8 @@ export interface AdminParts {
   };
   /** Present while the quota is on and its store keeps rules. */
   quota?: Omit<RulesDeps, 'logger' | 'bodyLimit'>;
+  /** Present while the quota is on and its store can list usage. */
+  usage?: Omit<UsageDeps, 'logger' | 'now'>;
 }
 
 export function createAdmin(options: ResolvedAdminOptions, parts: AdminParts): { namespace: Namespace; routes: Route[] } {
@@ -40,5 +43,6 @@ export function createAdmin(options: ResolvedAdminOptions, parts: AdminParts): {
     routes.push(...clientRoutes(basePath, access, { logger, bodyLimit, now, secretOverlapSeconds: options.secretOverlapSeconds, clients: parts.oauth.clients }));
   }
   if (parts.quota) routes.push(...ruleRoutes(basePath, access, { ...parts.quota, logger, bodyLimit }));
+  if (parts.usage) routes.push(...usageRoutes(basePath, access, { ...parts.usage, logger, now }));
   return { namespace: { prefix: basePath, formatError: errorEnvelope }, routes };
 }

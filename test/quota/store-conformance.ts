@@ -334,6 +334,26 @@ export function describeQuotaStoreConformance({ name, create, suite = describe }
       expect(await h.used(id, path)).toEqual({ minute: 20, day: 20, month: 20 });
     });
 
+    it('lists the paths an application used in the current periods and forgets them on reset, one path or all', async () => {
+      const h = harness({ start: '2026-11-21T10:00:00Z' });
+      const id = client('usage');
+      const other = client('usage-other');
+      const paths = ['/openapi/v1/orders', '/openapi/v1/orders/:id', '/openapi/v1/get_fee'];
+      for (const path of paths) expectAdmitted(await h.quota.consume(id, path));
+      expectAdmitted(await h.quota.consume(other, paths[0]!));
+      const usage = target.store.usage!;
+      const now = at('2026-11-21T10:00:30Z');
+      expect(await usage.paths(id, now)).toEqual([...paths].sort());
+
+      expect(await usage.reset(id, paths[1])).toBe(1);
+      expect(await usage.paths(id, now)).toEqual([paths[2]!, paths[0]!]);
+      expect(await h.used(id, paths[1]!)).toEqual({ minute: 0, day: 0, month: 0 });
+      expect(await usage.reset(id)).toBe(2);
+      expect(await usage.paths(id, now)).toEqual([]);
+      expect(await usage.paths(other, now)).toEqual([paths[0]]);
+      expect(await usage.reset(id)).toBe(0);
+    });
+
     it('keeps stored rules by scope, client and path: saved, found, listed, replaced and deleted', async () => {
       const rules = target.store.rules!;
       const id = client('rules');

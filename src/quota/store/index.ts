@@ -7,6 +7,7 @@ export {
   type QuotaRuleKey,
   type QuotaRuleStore,
   type QuotaStore,
+  type QuotaUsageStore,
 } from './types.js';
 export type { PgClientLike, PgPoolLike, PgQueryable, PgQueryResultLike, RedisLike, RedisPipelineLike } from '../../core/store-clients.js';
 export { createMemoryQuotaStore, type MemoryQuotaStore, type MemoryQuotaStoreOptions } from './memory.js';

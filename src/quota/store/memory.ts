@@ -60,6 +60,12 @@ function slotKey(clientId: string, apiPath: string): string {
   return `${apiPath.length}:${apiPath}${clientId}`;
 }
 
+function pairOf(key: string): { clientId: string; apiPath: string } {
+  const colon = key.indexOf(':');
+  const end = colon + 1 + Number(key.slice(0, colon));
+  return { apiPath: key.slice(colon + 1, end), clientId: key.slice(end) };
+}
+
 /**
  * @example
  * const service = createQuotaService({ store: createMemoryQuotaStore() }); // also the default
@@ -118,6 +124,27 @@ export function createMemoryQuotaStore(options: MemoryQuotaStoreOptions = {}): M
   const rules = new Map<string, QuotaRule>();
   const store: MemoryQuotaStore = {
     kind: 'memory',
+    usage: {
+      async paths(clientId, now) {
+        const found: string[] = [];
+        for (const [key, slot] of slots) {
+          const pair = pairOf(key);
+          if (pair.clientId === clientId && slot.counters.some((counter) => counter.end > now)) found.push(pair.apiPath);
+        }
+        return found.sort();
+      },
+      async reset(clientId, apiPath) {
+        let count = 0;
+        for (const [key, slot] of slots) {
+          const pair = pairOf(key);
+          if (pair.clientId !== clientId || (apiPath !== undefined && pair.apiPath !== apiPath)) continue;
+          slots.delete(key);
+          size -= slot.counters.length;
+          count += 1;
+        }
+        return count;
+      },
+    },
     rules: {
       inProcess: true,
       findRules: (clientId, apiPath) => {

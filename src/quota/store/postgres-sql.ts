@@ -140,6 +140,10 @@ export interface QuotaSql {
   saveRule: string;
   /** $1 key. */
   deleteRule: string;
+  /** $1 client, $2 now (ms): the paths with a counter whose bucket has not ended. */
+  usedPaths: string;
+  /** $1 client, $2 path or null for all: the paths whose counters went. */
+  resetUsage: string;
 }
 
 export function quotaSql(schemaName: string = DEFAULT_SCHEMA, tableName: string = DEFAULT_TABLE): QuotaSql {
@@ -189,6 +193,9 @@ DELETE FROM ${table} WHERE ctid = ANY (ARRAY(
     listRules: `SELECT rule FROM ${rules} ORDER BY key`,
     saveRule: `INSERT INTO ${rules} (key, rule) VALUES ($1, $2::json) ON CONFLICT (key) DO UPDATE SET rule = EXCLUDED.rule`,
     deleteRule: `DELETE FROM ${rules} WHERE key = $1`,
+    usedPaths: `SELECT DISTINCT api_path FROM ${table} WHERE client_id = $1 AND bucket_end > $2 ORDER BY api_path`,
+    resetUsage: `WITH gone AS (DELETE FROM ${table} WHERE client_id = $1 AND ($2::text IS NULL OR api_path = $2) RETURNING api_path)
+SELECT count(DISTINCT api_path)::int AS paths FROM gone`,
   };
 }
 

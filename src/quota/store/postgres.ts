@@ -226,6 +226,16 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
     kind: 'postgres',
     tableName: sql.table,
     migrate,
+    usage: {
+      async paths(clientId, now) {
+        await ensureReady();
+        return (await pool.query(sql.usedPaths, [clientId, now])).rows.map((row) => String(row.api_path));
+      },
+      async reset(clientId, apiPath) {
+        await ensureReady();
+        return toNumber((await pool.query(sql.resetUsage, [clientId, apiPath ?? null])).rows[0]?.paths);
+      },
+    },
     rules: {
       inProcess: false,
       async findRules(clientId, apiPath) {

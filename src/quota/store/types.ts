@@ -72,6 +72,19 @@ export interface QuotaStore {
   close?(): Promise<void>;
   /** Rules kept in the store beside the configured ones, for the admin API; every process on the store reads them. */
   readonly rules?: QuotaRuleStore;
+  /** What an application used, for the admin API. */
+  readonly usage?: QuotaUsageStore;
+}
+
+/**
+ * The admin API's view of the counters (docs/operator.md#usage): not on the guard's path, so a
+ * scan is acceptable here.
+ */
+export interface QuotaUsageStore {
+  /** The paths the client has a live counter for (one whose bucket has not ended at `now`), sorted. */
+  paths(clientId: string, now: number): Promise<string[]>;
+  /** Forgets the client's counters, of one path or of all; answers how many paths had some. */
+  reset(clientId: string, apiPath?: string): Promise<number>;
 }
 
 /** What names a rule: two rules with the same key cannot both apply. */

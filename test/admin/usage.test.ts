@@ -1,0 +1,112 @@
+/**
+ * `{admin}/usage` (docs/operator.md#usage): every endpoint an application used in the current
+ * periods, in get_quota's shape, and a reset, on every adapter with the memory store and on a
+ * Redis and a PostgreSQL store shared by two processes.
+ */
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createPostgresQuotaStore, createRedisQuotaStore, type QuotaStore } from '../../src/quota/index.js';
+import { accessToken, ADAPTER_NAMES, closeHosts, CONFIDENTIAL, OTHER, ORDERS, PING, ping, postOrder, startHost, usedOf, type QuotaHost } from '../http/quota-helpers.js';
+import { databaseUrl, describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
+
+const TOKEN = 'operator-token-0123456789abcdef0123456789';
+const OPERATOR = { authorization: `Bearer ${TOKEN}` };
+
+afterEach(closeHosts);
+
+const host = (adapter: (typeof ADAPTER_NAMES)[number], store?: QuotaStore): Promise<QuotaHost> =>
+  startHost(adapter, { quota: store ? { store } : {}, platform: { admin: { token: TOKEN } } });
+
+const usage = (h: QuotaHost, query: Record<string, string>) => h.http().get(`/admin/usage?${new URLSearchParams(query)}`).set(OPERATOR);
+const reset = (h: QuotaHost, query: Record<string, string>) => h.http().delete(`/admin/usage?${new URLSearchParams(query)}`).set(OPERATOR);
+
+interface Endpoint {
+  api_path: string;
+  periods: { period: string; used: number; limit: number }[];
+}
+const usedBy = (res: { body: { data: { endpoints: Endpoint[] } } }) =>
+  Object.fromEntries(res.body.data.endpoints.map((e) => [e.api_path, e.periods.map((p) => p.used)]));
+
+describe.each(ADAPTER_NAMES)('admin usage on %s', (adapter) => {
+  it("reads every endpoint an application used in get_quota's shape, and resets one endpoint or all", async () => {
+    const h = await host(adapter);
+    const { token } = await accessToken(h, CONFIDENTIAL);
+    const other = await accessToken(h, OTHER);
+    for (let i = 0; i < 2; i += 1) expect((await ping(h, token)).status).toBe(200);
+    expect((await postOrder(h, token)).status).toBe(200);
+    expect((await ping(h, other.token)).status).toBe(200);
+
+    const read = await usage(h, { client_id: CONFIDENTIAL.id });
+    expect(read.status, read.text).toBe(200);
+    expect(read.body.data.client_id).toBe(CONFIDENTIAL.id);
+    expect(usedBy(read)).toEqual({ [ORDERS]: [1, 1, 1], [PING]: [2, 2, 2] });
+    // The same report get_quota gives the application itself.
+    const own = (await h.http().get(`/openapi/v1/get_quota?api_path=${PING}`).set({ authorization: `Bearer ${token}` })).body.data;
+    expect(read.body.data.endpoints.find((e: Endpoint) => e.api_path === PING)).toEqual(own);
+
+    const one = await reset(h, { client_id: CONFIDENTIAL.id, api_path: PING });
+    expect(one.body.data).toEqual({ client_id: CONFIDENTIAL.id, api_path: PING, endpoints: 1 });
+    expect(await usedOf(h, token, PING)).toEqual([0, 0, 0]);
+    expect(usedBy(await usage(h, { client_id: CONFIDENTIAL.id }))).toEqual({ [ORDERS]: [1, 1, 1] });
+
+    expect((await reset(h, { client_id: CONFIDENTIAL.id })).body.data.endpoints).toBe(1);
+    expect((await usage(h, { client_id: CONFIDENTIAL.id })).body.data.endpoints).toEqual([]);
+    expect(usedBy(await usage(h, { client_id: OTHER.id }))).toEqual({ [PING]: [1, 1, 1] });
+  });
+
+  it('wants the operator (401) and a client_id (400 naming it)', async () => {
+    const h = await host(adapter);
+    expect((await h.http().get(`/admin/usage?client_id=${CONFIDENTIAL.id}`)).status).toBe(401);
+    expect((await h.http().delete(`/admin/usage?client_id=${CONFIDENTIAL.id}`)).status).toBe(401);
+    const missing = await usage(h, {});
+    expect(missing.status).toBe(400);
+    expect(missing.body.data.errors[0].field).toBe('client_id');
+  });
+});
+
+function twoProcesses(label: string, open: () => Promise<{ store: () => QuotaStore; close(): Promise<void> }>) {
+  describe(`admin usage on a shared ${label} store`, () => {
+    let shared: Awaited<ReturnType<typeof open>>;
+    afterAll(async () => shared?.close());
+
+    it("one process reads and resets what the application used through the other", async () => {
+      shared = await open();
+      const [one, two] = [await host('express', shared.store()), await host('express', shared.store())];
+      const { token } = await accessToken(one, CONFIDENTIAL);
+      for (let i = 0; i < 3; i += 1) expect((await ping(one, token)).status).toBe(200);
+      expect(usedBy(await usage(two, { client_id: CONFIDENTIAL.id }))).toEqual({ [PING]: [3, 3, 3] });
+      expect((await reset(two, { client_id: CONFIDENTIAL.id })).body.data.endpoints).toBe(1);
+      expect(await usedOf(one, token, PING)).toEqual([0, 0, 0]);
+    });
+  });
+}
+
+describeRedis('Redis', () =>
+  twoProcesses('Redis', async () => {
+    const client = new Redis(redisUrl!);
+    const prefix = uniqueName('admin_usage');
+    return {
+      store: () => createRedisQuotaStore({ client, prefix }),
+      async close() {
+        const keys = await client.keys(`*${prefix}*`);
+        if (keys.length > 0) await client.del(...keys);
+        await client.quit();
+      },
+    };
+  }),
+);
+
+describePostgres('PostgreSQL', () =>
+  twoProcesses('PostgreSQL', async () => {
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+    const schema = uniqueName('admin_usage');
+    return {
+      store: () => createPostgresQuotaStore({ pool, schema }),
+      async close() {
+        await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await pool.end();
+      },
+    };
+  }),
+);

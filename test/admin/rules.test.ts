@@ -3,12 +3,11 @@
  * on every adapter with the memory store, and on a Redis and a PostgreSQL store shared by two
  * processes, where the second enforces a change within its rule cache's 5 s.
  */
-import { Redis } from 'ioredis';
-import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { createPostgresQuotaStore, createRedisQuotaStore, type QuotaStore } from '../../src/quota/index.js';
+import type { QuotaStore } from '../../src/quota/index.js';
 import { accessToken, ADAPTER_NAMES, closeHosts, CONFIDENTIAL, OTHER, ORDERS, PING, ping, startHost, type QuotaHost } from '../http/quota-helpers.js';
-import { databaseUrl, describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
+import { describePostgres, describeRedis } from '../support/services.js';
+import { postgresQuotaStores, redisQuotaStores, type SharedQuotaStore } from './shared-quota-stores.js';
 
 const TOKEN = 'operator-token-0123456789abcdef0123456789';
 const OPERATOR = { authorization: `Bearer ${TOKEN}` };
@@ -80,14 +79,14 @@ describe.each(ADAPTER_NAMES)('admin quota rules on %s', (adapter) => {
   });
 });
 
-function twoProcesses(label: string, open: () => Promise<{ store: () => QuotaStore; close(): Promise<void> }>) {
+function twoProcesses(label: string, open: () => SharedQuotaStore) {
   describe(`admin quota rules on a shared ${label} store`, () => {
-    let shared: Awaited<ReturnType<typeof open>>;
+    let shared: SharedQuotaStore | undefined;
     afterAll(async () => shared?.close());
 
     it('a rule saved through one process is enforced by the other within 5 s, and its deletion too', async () => {
-      shared = await open();
-      const [one, two] = [await host('express', shared.store()), await host('express', shared.store())];
+      const stores = (shared = open());
+      const [one, two] = [await host('express', stores.store()), await host('express', stores.store())];
       const { token } = await accessToken(two, CONFIDENTIAL);
       expect((await ping(two, token)).status).toBe(200); // the rule cache of `two` now holds the defaults
 
@@ -104,31 +103,5 @@ function twoProcesses(label: string, open: () => Promise<{ store: () => QuotaSto
   });
 }
 
-describeRedis('Redis', () =>
-  twoProcesses('Redis', async () => {
-    const client = new Redis(redisUrl!);
-    const prefix = uniqueName('admin_rules');
-    return {
-      store: () => createRedisQuotaStore({ client, prefix }),
-      async close() {
-        const keys = await client.keys(`*${prefix}*`);
-        if (keys.length > 0) await client.del(...keys);
-        await client.quit();
-      },
-    };
-  }),
-);
-
-describePostgres('PostgreSQL', () =>
-  twoProcesses('PostgreSQL', async () => {
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
-    const schema = uniqueName('admin_rules');
-    return {
-      store: () => createPostgresQuotaStore({ pool, schema }),
-      async close() {
-        await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        await pool.end();
-      },
-    };
-  }),
-);
+describeRedis('Redis', () => twoProcesses('Redis', () => redisQuotaStores('admin_rules')));
+describePostgres('PostgreSQL', () => twoProcesses('PostgreSQL', () => postgresQuotaStores('admin_rules')));

@@ -5,22 +5,11 @@
  * quota-guarded /openapi/v1/ping with the access token, and the quota left.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STACK_TRACE, Visitor, decodeHtml, expectSecurityHeaders, hiddenInput, startExample, type Page, type RunningExample } from './support.js';
+import { STACK_TRACE, Visitor, decideAfterLogin, decodeHtml, expectSecurityHeaders, startExample, type Page, type RunningExample } from './support.js';
 
 /** From /rp/start through sign-in to the consent page, then the user's decision; answers the page /callback shows. */
 async function decide(visitor: Visitor, decision: 'approve' | 'deny'): Promise<Page> {
-  const login = await visitor.open('/rp/start');
-  expect(login.url.pathname, login.text.slice(0, 300)).toBe('/login');
-  const signedIn = await visitor.submit('/login', {
-    username: 'demo',
-    password: 'demo',
-    return_to: hiddenInput(login.text, 'return_to')!,
-    csrf: hiddenInput(login.text, 'csrf')!,
-  });
-  const consent = await visitor.follow(signedIn);
-  expect(consent.url.pathname, consent.text.slice(0, 300)).toBe('/oauth/authorize');
-  const action = decodeHtml(/<form method="post" action="([^"]*)">/.exec(consent.text)![1]!);
-  const answer = await visitor.submit(action, { transaction: hiddenInput(consent.text, 'transaction')!, decision });
+  const answer = await decideAfterLogin(visitor, '/rp/start', decision);
   expect(answer.location?.pathname).toBe('/callback');
   return visitor.follow(answer);
 }

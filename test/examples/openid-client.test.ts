@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Visitor, decodeHtml, hiddenInput, startExample, type RunningExample } from './support.js';
+import { Visitor, decideAfterLogin, startExample, type RunningExample } from './support.js';
 
 const CLIENT_ID = 'demo-client';
 const CLIENT_SECRET = 'demo-secret';
@@ -200,18 +200,7 @@ describe('openid-client against the running example', () => {
       });
 
       // The browser part, through the example's own login and consent pages.
-      const login = await visitor.open(authorizationUrl);
-      expect(login.url.pathname, login.text.slice(0, 300)).toBe('/login');
-      const signedIn = await visitor.submit('/login', {
-        username: 'demo',
-        password: 'demo',
-        return_to: hiddenInput(login.text, 'return_to')!,
-        csrf: hiddenInput(login.text, 'csrf')!,
-      });
-      const consent = await visitor.follow(signedIn);
-      expect(consent.url.pathname, consent.text.slice(0, 300)).toBe('/oauth/authorize');
-      const action = decodeHtml(/<form method="post" action="([^"]*)">/.exec(consent.text)![1]!);
-      const approved = await visitor.submit(action, { transaction: hiddenInput(consent.text, 'transaction')!, decision: 'approve' });
+      const approved = await decideAfterLogin(visitor, authorizationUrl.href, 'approve');
       // Not followed: the example's /callback would spend the code; this test is the relying party here.
       expect(approved.location?.pathname).toBe('/callback');
 

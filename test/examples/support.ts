@@ -139,3 +139,23 @@ export async function signIn(visitor: Visitor, username = 'demo', password = 'de
   expect(form.status).toBe(200);
   return visitor.submit('/login', { username, password, return_to: returnTo, csrf: hiddenInput(form.text, 'csrf') ?? '' });
 }
+
+/**
+ * A sign-in as the browser goes through it: `start` (a page that sends to /oauth/authorize),
+ * the example's login page as demo, the platform's consent page, then the decision. Answers
+ * the decision's redirect, not followed.
+ */
+export async function decideAfterLogin(visitor: Visitor, start: string, decision: 'approve' | 'deny'): Promise<Page> {
+  const login = await visitor.open(start);
+  expect(login.url.pathname, login.text.slice(0, 300)).toBe('/login');
+  const signedIn = await visitor.submit('/login', {
+    username: 'demo',
+    password: 'demo',
+    return_to: hiddenInput(login.text, 'return_to')!,
+    csrf: hiddenInput(login.text, 'csrf')!,
+  });
+  const consent = await visitor.follow(signedIn);
+  expect(consent.url.pathname, consent.text.slice(0, 300)).toBe('/oauth/authorize');
+  const action = decodeHtml(/<form method="post" action="([^"]*)">/.exec(consent.text)![1]!);
+  return visitor.submit(action, { transaction: hiddenInput(consent.text, 'transaction')!, decision });
+}

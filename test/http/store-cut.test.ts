@@ -18,6 +18,7 @@ import type { LogFields, Logger } from '../../src/core/logger.js';
 import { createPostgresOAuthStore, createRedisOAuthStore, type OAuthStore } from '../../src/oauth/store/index.js';
 import { createPostgresQuotaStore, createRedisQuotaStore, type QuotaStore } from '../../src/quota/index.js';
 import { databaseUrl, describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
+import { scanKeys } from '../support/redis-cluster.js';
 import { hostPort, startTcpProxy, viaProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { authorizationCode, CONFIDENTIAL, closeHosts, exchange, OTHER, ORDERS, PING, START, startHost, type QuotaHost, type TestClock } from './quota-helpers.js';
 
@@ -265,13 +266,8 @@ describeCut('redis', describeRedis, async () => {
       quotaClient.disconnect();
       await Promise.all([oauthProxy.close(), quotaProxy.close()]);
       const direct = new Redis(url);
-      let cursor = '0';
-      for (let i = 0; i < 1000; i += 1) {
-        const [next, keys] = await direct.scan(cursor, 'MATCH', `*${prefix}*`, 'COUNT', 1000);
-        if (keys.length > 0) await direct.del(...keys);
-        cursor = next;
-        if (cursor === '0') break;
-      }
+      const keys = await scanKeys(direct, `*${prefix}*`);
+      if (keys.length > 0) await direct.del(...keys);
       await direct.quit();
     },
   };

@@ -15,6 +15,7 @@ import { resolveSigner } from './courier/signing.js';
 import { createHttpTransport, type CourierTransport } from './courier/transport.js';
 import { createInProcessSandboxTransport } from './courier/sandbox-transport.js';
 import { createOAuth } from './oauth/setup.js';
+import { apiDocumentRoute } from './openapi/document-route.js';
 import { getQuotaRoute, guardRequest, type GuardVerdict } from './openapi/guard.js';
 import { checkOptions, type CourierPlatformOptions, type PlatformEvent } from './options.js';
 import { buildQuotaService, resolveQuotaConfig, type TokenVerifier } from './quota/index.js';
@@ -79,6 +80,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
   const adminParts: Omit<AdminParts, 'registry'> = { logger, bodyLimit, now };
   const emit = eventEmitter<PlatformEvent>(options.onEvent, now, logger);
   let verifyToken: TokenVerifier | undefined;
+  let oauthIssuer: ((request: PlatformRequest) => string) | undefined;
   let revokeGrants: Platform['revokeGrants'] = async () => {
     throw new TypeError('platform.revokeGrants needs the OAuth server, which is off (oauth: false)');
   };
@@ -88,6 +90,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
     for (const route of oauth.routes) router.add(route);
     starting.push(oauth.ready);
     verifyToken = oauth.verifyAccessToken;
+    oauthIssuer = oauth.issuer;
     revokeGrants = (grants) => oauth.revokeGrants(grants);
     adminParts.oauth = { revokeGrants, clients: oauth.clients };
   }
@@ -99,6 +102,15 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
     const verify = (hostVerify ?? verifyToken) as TokenVerifier;
     const quota = buildQuotaService(resolveQuotaConfig({ ...counting, now, logger }), options.onEvent ? emit : undefined);
     router.add(getQuotaRoute(basePath, quota, verify));
+    const publicUrl = options.oauth === false ? undefined : options.oauth.publicUrl;
+    router.add(
+      apiDocumentRoute(basePath, {
+        routes: () => router.list(),
+        info: { title: 'courier-platform', version: '1.0.0' },
+        ...(publicUrl ? { publicUrl } : {}),
+        ...(oauthIssuer ? { oauthIssuer } : {}),
+      }),
+    );
     guard = (request, apiPath) => guardRequest(request, quota, verify, apiPath, telemetry);
   }
 

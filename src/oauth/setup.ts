@@ -11,7 +11,7 @@ import { createStoreGuard, guardMethods, type StoreGuard } from '../core/store-g
 import type { Telemetry } from '../core/telemetry.js';
 import { authorizeDoc, consentDoc, handleAuthorize, handleConsent } from './authorize.js';
 import { createSecretVerifier } from './client-secret.js';
-import type { OAuthContext } from './context.js';
+import { issuerFor, type OAuthContext } from './context.js';
 import { discoveryDoc, handleDiscovery, handleJwks, jwksDoc } from './discovery.js';
 import type { EmitEvent } from './events.js';
 import { clientStatusCache, gateByClientStatus } from './client-status.js';
@@ -130,6 +130,8 @@ export interface OAuthServer {
   revokeGrants(grants: { sub: string; clientId: string }): Promise<void>;
   /** What the admin API manages clients with. */
   clients: OAuthClientAdmin;
+  /** Where the endpoints answer, for this request (`oauth.publicUrl`, else the request's origin). */
+  issuer(request: PlatformRequest): string;
 }
 
 export interface OAuthClientAdmin {
@@ -260,5 +262,6 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
       configuredIds,
       changed: (clientId) => clientStatus.forget(clientId),
     },
+    issuer: (request) => issuerFor(context, request),
   };
 }

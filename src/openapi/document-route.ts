@@ -3,11 +3,12 @@ import { z } from 'zod';
 import { errorEnvelope } from '../core/envelope.js';
 import { header, jsonResponse, type PlatformRequest } from '../core/http.js';
 import type { Route } from '../core/router.js';
+import type { DocumentedRoute } from './guarded-doc.js';
 import { apiDocument, documentPaths, type ApiDocumentInfo, type DocumentedPaths, type PathItem } from './document.js';
 
 export interface ApiDocumentSource {
-  /** The route table; read on the first request, when every part has added its routes. */
-  routes(): readonly Route[];
+  /** The route table and the host's guarded routes; read again only when more were described. */
+  routes(): readonly DocumentedRoute[];
   info: ApiDocumentInfo;
   /** `oauth.publicUrl` when set. */
   publicUrl?: string;
@@ -22,7 +23,7 @@ function serverUrl(request: PlatformRequest, publicUrl: string | undefined): str
 }
 
 export function apiDocumentRoute(basePath: string, source: ApiDocumentSource): Route {
-  let documented: DocumentedPaths | undefined;
+  let documented: { count: number; paths: DocumentedPaths } | undefined;
   return {
     method: 'GET',
     path: `${basePath}/openapi.json`,
@@ -34,8 +35,9 @@ export function apiDocumentRoute(basePath: string, source: ApiDocumentSource): R
       responses: { 200: { description: 'The OpenAPI 3.1 document', schema: z.looseObject({ openapi: z.string() }), headers: ['Cache-Control'] } },
     },
     async handler(request) {
-      documented ??= documentPaths(source.routes());
-      const document = apiDocument(documented, {
+      const routes = source.routes();
+      if (documented?.count !== routes.length) documented = { count: routes.length, paths: documentPaths(routes) };
+      const document = apiDocument(documented.paths, {
         info: source.info,
         serverUrl: serverUrl(request, source.publicUrl),
         ...(source.oauthIssuer ? { oauthIssuer: source.oauthIssuer(request) } : {}),

@@ -4,7 +4,7 @@
  * endpoint, so the document lists exactly the routes the platform answers.
  */
 import type { ResponseHeaderName, RouteDoc, RouteResponseDoc, SecuritySchemeName } from '../core/route-doc.js';
-import type { Route } from '../core/router.js';
+import type { DocumentedRoute } from './guarded-doc.js';
 import { jsonSchemaOf, type JsonSchema } from './json-schema.js';
 import { securitySchemes } from './security.js';
 
@@ -43,6 +43,7 @@ const TAGS = [
   { name: 'quota', description: 'Quotas of the OpenAPI routes, and this document' },
   { name: 'oauth', description: 'The OAuth 2.0 / OpenID Connect authorization server' },
   { name: 'admin', description: 'The operator API' },
+  { name: 'openapi', description: "The host's own routes, behind the quota guard" },
 ];
 
 /** `/admin/clients/:id` is `/admin/clients/{id}`, with `id` a path parameter. */
@@ -106,7 +107,7 @@ export interface DocumentedPaths {
 }
 
 /** The part of the document that depends on the routes only, so it is built once. */
-export function documentPaths(routes: readonly Route[]): DocumentedPaths {
+export function documentPaths(routes: readonly DocumentedRoute[]): DocumentedPaths {
   const paths: Record<string, PathItem> = {};
   const schemes: SecuritySchemeName[] = [];
   const tags = new Set<string>();

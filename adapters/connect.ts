@@ -4,6 +4,7 @@ import type { GuardVerdict } from '../src/openapi/guard.js';
 import { createPlatform, type Platform } from '../src/platform.js';
 import type { CourierPlatformOptions } from '../src/options.js';
 import type { QuotaIdentity } from '../src/quota/index.js';
+import type { GuardedRouteDoc } from '../src/openapi/guarded-doc.js';
 import { requireGuard } from './guard.js';
 import { fromNodeRequest, guardRequestOf, pathOf, writeNodeResponse } from './node.js';
 
@@ -19,7 +20,7 @@ export interface NodeMiddleware extends Middleware {
    * when a period is used up; otherwise the call goes on with `req.platformAuth` set and the
    * RateLimit headers on the response.
    */
-  quota(apiPath?: string): Middleware;
+  quota(apiPath?: string, doc?: GuardedRouteDoc): Middleware;
 }
 
 function follow(verdict: GuardVerdict, req: Request, res: ServerResponse, next: NextFunction): void {
@@ -40,8 +41,8 @@ export function nodeMiddleware(platform: Platform): NodeMiddleware {
       else next();
     }, next);
   };
-  const quota = (apiPath?: string): Middleware => {
-    const guard = requireGuard(platform);
+  const quota = (apiPath?: string, doc?: GuardedRouteDoc): Middleware => {
+    const guard = requireGuard(platform, apiPath, doc);
     return (req, res, next) => {
       let verdict: MaybePromise<GuardVerdict>;
       try {

@@ -1,4 +1,5 @@
 import type { Request, RequestHandler } from 'express';
+import type { GuardedRouteDoc } from '../src/openapi/guarded-doc.js';
 import { createPlatform, type Platform } from '../src/platform.js';
 import type { CourierPlatformOptions } from '../src/options.js';
 import type { QuotaIdentity } from '../src/quota/index.js';
@@ -19,6 +20,7 @@ export interface ExpressPlatform extends RequestHandler {
   /**
    * Guards one of the host's OpenAPI routes with the quota. The endpoint counted is the request's
    * path, or `apiPath` when given: name it for parameterised routes so every id shares one quota.
+   * With `doc`, the route is listed in the API document under `apiPath` (docs/api-document.md).
    *
    * @example
    * const platform = courierPlatform();
@@ -26,7 +28,7 @@ export interface ExpressPlatform extends RequestHandler {
    * app.get('/openapi/v1/orders', platform.quota(), (req, res) => res.json({ app: req.platformAuth?.clientId }));
    * app.get('/openapi/v1/orders/:id', platform.quota('/openapi/v1/orders/:id'), handler);
    */
-  quota(apiPath?: string): RequestHandler;
+  quota(apiPath?: string, doc?: GuardedRouteDoc): RequestHandler;
 }
 
 /**

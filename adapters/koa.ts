@@ -2,6 +2,7 @@ import type { Context, Middleware } from 'koa';
 import type { PlatformResponse } from '../src/core/http.js';
 import { createPlatform, type Platform } from '../src/platform.js';
 import type { CourierPlatformOptions } from '../src/options.js';
+import type { GuardedRouteDoc } from '../src/openapi/guarded-doc.js';
 import { requireGuard } from './guard.js';
 import { fromNodeRequest, guardRequestOf } from './node.js';
 
@@ -11,7 +12,7 @@ export interface KoaPlatform extends Middleware {
    * Guards one of the host's OpenAPI routes with the quota; `ctx.state.platformAuth` holds the
    * calling application, its user and scopes.
    */
-  quota(apiPath?: string): Middleware;
+  quota(apiPath?: string, doc?: GuardedRouteDoc): Middleware;
 }
 
 function respond(ctx: Context, response: PlatformResponse): void {
@@ -38,8 +39,8 @@ export function courierPlatform(options?: CourierPlatformOptions<Context>): KoaP
     if (!response) return next();
     respond(ctx, response);
   };
-  const quota = (apiPath?: string): Middleware => {
-    const guard = requireGuard(platform);
+  const quota = (apiPath?: string, doc?: GuardedRouteDoc): Middleware => {
+    const guard = requireGuard(platform, apiPath, doc);
     return async (ctx, next) => {
       const verdict = await guard(guardRequestOf(ctx.req, ctx.originalUrl, ctx), apiPath);
       if (!verdict.pass) return respond(ctx, verdict.response);

@@ -1,8 +1,9 @@
 export { createPlatform, type Platform } from './platform.js';
-export type { AdminOptions, CourierOptions, CourierPlatformOptions, PlatformEvent, QuotaOptions } from './options.js';
+export type { AdminOptions, ApiDocumentOptions, CourierOptions, CourierPlatformOptions, PlatformEvent, QuotaOptions } from './options.js';
 export type { QuotaEvent } from './quota/events.js';
 export type { AdminDecision } from './admin/options.js';
-export type { RouteDoc, RouteBodyDoc, RouteResponseDoc, SecuritySchemeName } from './core/route-doc.js';
+export type { RouteDoc, RouteBodyDoc, RouteResponseDoc, ResponseHeaderName, SecuritySchemeName } from './core/route-doc.js';
+export type { GuardedRouteDoc } from './openapi/guarded-doc.js';
 export type { PlatformRequest, PlatformResponse, HeaderValue } from './core/http.js';
 export type { Envelope } from './core/envelope.js';
 export type { Logger, LogFields } from './core/logger.js';

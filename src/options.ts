@@ -19,6 +19,16 @@ import type { QuotaEvent } from './quota/events.js';
 
 export type { AdminOptions, CourierOptions, QuotaOptions };
 
+/** The API document at `{quota.basePath}/openapi.json` (docs/api-document.md). */
+export interface ApiDocumentOptions {
+  /** `info.title`. Default `'courier-platform'`. */
+  title?: string;
+  /** `info.version`, the version of your API. Default `'1.0.0'`. */
+  version?: string;
+  /** Path items of your own (OpenAPI 3.1), listed beside the platform's; a path the platform also lists is the platform's. */
+  paths?: Record<string, Record<string, unknown>>;
+}
+
 /** Every event `onEvent` hears: a token's life, or a quota crossing a threshold or refusing a call. */
 export type PlatformEvent = OAuthEvent | QuotaEvent;
 
@@ -48,6 +58,8 @@ export interface CourierPlatformOptions<Req = unknown> {
   logger?: Logger;
   /** Largest request body the platform reads itself, in bytes. Default 102 400 (100 KiB). */
   bodyLimit?: number;
+  /** The API document's title, version and the host's own path items. */
+  apiDocument?: ApiDocumentOptions;
 }
 
 const part = <S extends z.ZodType>(schema: S) => z.union([z.literal(false), schema], { error: 'must be false or an object of options' });
@@ -63,6 +75,13 @@ export const platformOptionsSchema = z.strictObject({
   clientIp: functionOption<NonNullable<CourierPlatformOptions['clientIp']>>().optional(),
   logger: loggerOption.optional(),
   bodyLimit: positiveInteger.default(100 * 1024),
+  apiDocument: z
+    .strictObject({
+      title: z.string().min(1).default('courier-platform'),
+      version: z.string().min(1).default('1.0.0'),
+      paths: z.record(z.string().startsWith('/'), z.record(z.string(), z.unknown())).optional(),
+    })
+    .prefault({}),
 });
 
 export type ResolvedQuotaOptions = z.output<typeof quotaOptionsSchema>;
@@ -78,6 +97,7 @@ export interface ResolvedPlatformOptions {
   clientIp?: CourierPlatformOptions['clientIp'];
   logger?: Logger;
   bodyLimit: number;
+  apiDocument: z.output<typeof platformOptionsSchema.shape.apiDocument>;
 }
 
 /** The parts that claim every request under their base path; another part nested there would never be reached. */

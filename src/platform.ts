@@ -15,6 +15,8 @@ import { resolveSigner } from './courier/signing.js';
 import { createHttpTransport, type CourierTransport } from './courier/transport.js';
 import { createInProcessSandboxTransport } from './courier/sandbox-transport.js';
 import { createOAuth } from './oauth/setup.js';
+import { apiDocumentRoute } from './openapi/document-route.js';
+import { guardedRoutes, type GuardedRouteDoc } from './openapi/guarded-doc.js';
 import { getQuotaRoute, guardRequest, type GuardVerdict } from './openapi/guard.js';
 import { checkOptions, type CourierPlatformOptions, type PlatformEvent } from './options.js';
 import { buildQuotaService, resolveQuotaConfig, type StaticRuleSource, type TokenVerifier } from './quota/index.js';
@@ -45,6 +47,12 @@ export interface Platform {
    * token check and the quota store are in process (memory stores); await it either way.
    */
   readonly guard?: (request: PlatformRequest, apiPath?: string) => MaybePromise<GuardVerdict>;
+  /**
+   * Lists one of the host's guarded routes in the API document, with the guard's own answers
+   * (401, 429, 503) and the quota headers. Adapters call it for `platform.quota(apiPath, doc)`.
+   * @throws ConfigurationError (`invalid_argument`) without `apiPath`, or for a route described twice.
+   */
+  readonly describeGuarded?: (apiPath: string | undefined, doc: GuardedRouteDoc) => void;
   readonly logger: Logger;
   /**
    * Ends every grant of the user at the client (its tokens stop working at once) and forgets the
@@ -79,6 +87,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
   const adminParts: Omit<AdminParts, 'registry'> = { logger, bodyLimit, now };
   const emit = eventEmitter<PlatformEvent>(options.onEvent, now, logger);
   let verifyToken: TokenVerifier | undefined;
+  let oauthIssuer: ((request: PlatformRequest) => string) | undefined;
   let revokeGrants: Platform['revokeGrants'] = async () => {
     throw new TypeError('platform.revokeGrants needs the OAuth server, which is off (oauth: false)');
   };
@@ -88,11 +97,13 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
     for (const route of oauth.routes) router.add(route);
     starting.push(oauth.ready);
     verifyToken = oauth.verifyAccessToken;
+    oauthIssuer = oauth.issuer;
     revokeGrants = (grants) => oauth.revokeGrants(grants);
     adminParts.oauth = { revokeGrants, clients: oauth.clients };
   }
 
   let guard: Platform['guard'];
+  let describeGuarded: Platform['describeGuarded'];
   if (options.quota !== false) {
     const { basePath, verifyToken: hostVerify, ...counting } = options.quota;
     // checkOptions made sure one of the two is there.
@@ -110,6 +121,19 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
       };
     }
     if (config.store.usage) adminParts.usage = { usage: config.store.usage, quota, storeTimeoutMs: config.storeTimeoutMs };
+    const publicUrl = options.oauth === false ? undefined : options.oauth.publicUrl;
+    const { paths: extraPaths, ...info } = options.apiDocument;
+    const guarded = guardedRoutes();
+    describeGuarded = (apiPath, doc) => guarded.add(apiPath, doc);
+    router.add(
+      apiDocumentRoute(basePath, {
+        routes: () => [...router.list(), ...guarded.list()],
+        info,
+        ...(publicUrl ? { publicUrl } : {}),
+        ...(oauthIssuer ? { oauthIssuer } : {}),
+        ...(extraPaths ? { extraPaths } : {}),
+      }),
+    );
     guard = (request, apiPath) => guardRequest(request, quota, verify, apiPath, telemetry);
   }
 
@@ -142,6 +166,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
     logger,
     ready: () => ready,
     guard,
+    describeGuarded,
     revokeGrants: (grants) => revokeGrants(grants),
     owns: (path) => router.owns(path),
     async handle(request) {

@@ -3,10 +3,10 @@
  * modules (clients, rules, usage, grants, metrics) describe their routes with `adminRoute` so the
  * check cannot be forgotten.
  */
-import type { z } from 'zod';
-import { errorEnvelope } from '../core/envelope.js';
+import { z } from 'zod';
+import { envelopeError, errorEnvelope, failureEnvelopeSchema, okEnvelopeSchema } from '../core/envelope.js';
 import type { PlatformRequest, PlatformResponse } from '../core/http.js';
-import type { RouteDoc } from '../core/route-doc.js';
+import type { RouteDoc, RouteResponseDoc } from '../core/route-doc.js';
 import type { Route, RouteParams } from '../core/router.js';
 import { parseWith } from '../core/validation.js';
 import type { AdminAccessCheck } from './access.js';
@@ -15,16 +15,29 @@ export interface AdminRouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Relative to the admin base path: `/clients/:id`. */
   path: string;
-  doc: Omit<RouteDoc, 'tag' | 'security'>;
+  doc: Omit<RouteDoc, 'tag' | 'security' | 'credentialsOptional'>;
   handle(request: PlatformRequest, params: RouteParams): Promise<PlatformResponse>;
 }
 
+/** The operator check answers these on every admin route. */
+const ACCESS_ERRORS: Readonly<Record<number, RouteResponseDoc>> = {
+  401: envelopeError('No operator credentials', ['WWW-Authenticate']),
+  403: envelopeError('A wrong token, or `admin.authorize` said no'),
+};
+
+/** A response described in words only is the envelope (the metrics, in another format, say so). */
+function inEnvelope(status: number, response: RouteResponseDoc): RouteResponseDoc {
+  if (response.schema || response.contentType) return response;
+  return { ...response, schema: status < 400 ? okEnvelopeSchema(z.unknown()) : failureEnvelopeSchema(z.unknown()) };
+}
+
 export function adminRoute(basePath: string, access: AdminAccessCheck, spec: AdminRouteSpec): Route {
+  const responses = Object.fromEntries(Object.entries({ ...spec.doc.responses, ...ACCESS_ERRORS }).map(([status, response]) => [status, inEnvelope(Number(status), response)]));
   return {
     method: spec.method,
     path: `${basePath}${spec.path}`,
     formatError: errorEnvelope,
-    doc: { ...spec.doc, tag: 'admin', security: ['adminBearer'] },
+    doc: { ...spec.doc, responses, tag: 'admin', security: ['adminBearer'] },
     async handler(request, params) {
       await access(request);
       return spec.handle(request, params);

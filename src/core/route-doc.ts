@@ -15,13 +15,17 @@ export interface RouteBodyDoc {
   example?: unknown;
 }
 
+/** Response headers the API document describes; each is explained once, in the document. */
+export type ResponseHeaderName = 'Location' | 'Retry-After' | 'WWW-Authenticate' | 'RateLimit' | 'RateLimit-Policy' | 'Cache-Control';
+
 export interface RouteResponseDoc {
   description: string;
   /** The JSON body; for envelope routes, the whole envelope. */
   schema?: z.ZodType;
+  /** Default `application/json` when there is a schema. */
   contentType?: string;
-  /** Names of response headers worth documenting (`RateLimit`, `Retry-After`, `Location`). */
-  headers?: readonly string[];
+  /** Headers worth documenting (`RateLimit`, `Retry-After`, `Location`). */
+  headers?: readonly ResponseHeaderName[];
 }
 
 export interface RouteDoc {
@@ -33,6 +37,8 @@ export interface RouteDoc {
   tag: string;
   /** Any one of these admits a caller; absent or empty: no credentials. */
   security?: readonly SecuritySchemeName[];
+  /** The route also answers a caller without any of `security` (the courier proxy with configured credentials). */
+  credentialsOptional?: boolean;
   query?: z.ZodType;
   body?: RouteBodyDoc;
   /** By status code. */

@@ -16,8 +16,8 @@ export interface Route {
   handler: Handler;
   /** Formats errors thrown by this route (envelope, or RFC 6749 JSON on /oauth). */
   formatError: ErrorFormatter;
-  /** What the route says of itself (see route-doc.ts). */
-  doc?: RouteDoc;
+  /** What the route says of itself (see route-doc.ts); required, so no route is missing from the API document. */
+  doc: RouteDoc;
 }
 
 /** A path prefix the platform owns; requests under it never fall through to the host. */

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { courierDocs, type CourierOperationDoc } from './docs.js';
 import { COURIER_OPERATION_NAMES, type CourierOperationName } from './operations.js';
 import { courierSchemas } from './schemas.js';
 
@@ -10,6 +11,8 @@ export interface CourierOperation {
   schema: z.ZodType<Record<string, unknown>>;
   /** Reads may be retried; anything that creates or changes an order must not be. */
   idempotent: boolean;
+  /** What the API document says of it. */
+  doc: CourierOperationDoc;
 }
 
 const GET_OPERATIONS = new Set<CourierOperationName>([
@@ -33,4 +36,5 @@ export const courierCatalog: readonly CourierOperation[] = COURIER_OPERATION_NAM
   method: GET_OPERATIONS.has(name) ? 'GET' : 'POST',
   schema: courierSchemas[name],
   idempotent: !WRITE_OPERATIONS.has(name),
+  doc: courierDocs[name],
 }));

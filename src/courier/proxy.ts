@@ -1,11 +1,13 @@
 import { readBasicAuth } from '../core/basic-auth.js';
 import { readBody } from '../core/body.js';
-import { errorEnvelope, failure, ok } from '../core/envelope.js';
+import { z } from 'zod';
+import { envelopeError, errorEnvelope, failure, failureEnvelopeSchema, fieldErrorsSchema, ok, okEnvelopeSchema } from '../core/envelope.js';
 import { BadRequestError, PlatformError, UnauthorizedError } from '../core/errors.js';
 import type { PlatformRequest, PlatformResponse } from '../core/http.js';
 import { isPlainObject } from '../core/plain-object.js';
 import type { Telemetry } from '../core/telemetry.js';
 import type { Logger } from '../core/logger.js';
+import type { RouteDoc, RouteResponseDoc } from '../core/route-doc.js';
 import type { Route } from '../core/router.js';
 import { parseWith } from '../core/validation.js';
 import type { CourierOperation } from './catalog.js';
@@ -84,6 +86,41 @@ function operationHandler(operation: CourierOperation, config: CourierProxyConfi
 
 const formatError = (error: PlatformError) => errorEnvelope(error);
 
+/** An upstream business error keeps HTTP 200 (docs/courier.md): the exchange worked, the courier said no. */
+const refusal = failureEnvelopeSchema(z.object({ upstreamCode: z.number() }));
+
+/** The errors every operation can answer; body errors only where there is a body. */
+function errorResponses(operation: CourierOperation): Record<number, RouteResponseDoc> {
+  const body: Record<number, RouteResponseDoc> =
+    operation.method === 'POST' ? { 413: envelopeError('The body is larger than `bodyLimit`'), 415: envelopeError('The body is not `application/json`') } : {};
+  return {
+    ...body,
+    400: envelopeError('Validation failed (`data.errors` names every field and rule), a reserved field was sent, or the body is not a JSON object', undefined, fieldErrorsSchema),
+    401: envelopeError('No usable courier credentials: Basic Auth half-filled or malformed, or none sent and none configured', ['WWW-Authenticate']),
+    502: envelopeError('The courier platform could not be reached, failed, or answered something that is not its envelope'),
+    504: envelopeError('The courier platform did not answer within `courier.timeoutMs`'),
+  };
+}
+
+function operationDoc(operation: CourierOperation, credentialsConfigured: boolean): RouteDoc {
+  const input = operation.method === 'GET' ? { query: operation.schema } : { body: { contentType: 'application/json' as const, schema: operation.schema, example: operation.doc.example } };
+  return {
+    operationId: operation.name,
+    summary: operation.doc.summary,
+    tag: 'courier',
+    security: ['courierBasic'],
+    credentialsOptional: credentialsConfigured,
+    ...input,
+    responses: {
+      200: {
+        description: 'The upstream answered: `code` 0 with its `data`, or `code` 1 with its message and `data.upstreamCode`',
+        schema: z.union([okEnvelopeSchema(operation.doc.data), refusal]),
+      },
+      ...errorResponses(operation),
+    },
+  };
+}
+
 /** One route per catalog row; routing, validation, signing and forwarding are written once. */
 export function courierRoutes(catalog: readonly CourierOperation[], config: CourierProxyConfig): Route[] {
   return catalog.map((operation) => ({
@@ -91,6 +128,7 @@ export function courierRoutes(catalog: readonly CourierOperation[], config: Cour
     path: `${config.basePath}/${operation.name}`,
     handler: operationHandler(operation, config),
     formatError,
+    doc: operationDoc(operation, config.credentials !== undefined),
   }));
 }
 

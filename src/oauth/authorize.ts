@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { z } from 'zod';
 import { readBody } from '../core/body.js';
 import type { PlatformRequest, PlatformResponse } from '../core/http.js';
+import type { RouteDoc, RouteResponseDoc } from '../core/route-doc.js';
 import { SCOPE_DESCRIPTIONS, SUPPORTED_SCOPES } from './claims.js';
 import { issuerFor, nowSeconds, type OAuthContext } from './context.js';
 import { issueAuthorizationCode, type AuthorizationRequest } from './engine.js';
@@ -31,6 +33,56 @@ async function readParams(request: PlatformRequest, context: OAuthContext): Prom
   }
   return { params };
 }
+
+// The parameters are checked one by one below, in the order RFC 6749 4.1.2.1 requires (the
+// client and its redirect URI before anything may redirect), so this schema only describes them.
+const authorizeParams = z.object({
+  response_type: z.literal('code'),
+  client_id: z.string(),
+  redirect_uri: z.url().meta({ description: 'One of the redirect URIs registered for the client, exactly' }),
+  scope: z.string().meta({ description: `Space separated, from: ${SUPPORTED_SCOPES.join(' ')}`, example: 'openid profile' }),
+  state: z.string().regex(/^[\x20-\x7E]+$/),
+  nonce: z.string().optional(),
+  code_challenge: z.string().regex(PKCE_CHALLENGE).optional().meta({ description: 'PKCE (S256); required of public clients' }),
+  code_challenge_method: z.literal('S256').optional(),
+  prompt: z.string().optional().meta({ description: 'none, or any of login consent select_account' }),
+  max_age: z.string().regex(/^\d{1,10}$/).optional().meta({ description: 'Seconds since the last sign-in' }),
+});
+
+const html = (description: string): RouteResponseDoc => ({ description, contentType: 'text/html', schema: z.string() });
+
+/** What the browser gets from authorize and consent: a redirect, a page, or the error page. */
+function browserResponses(redirect: 302 | 303): Record<number, RouteResponseDoc> {
+  return {
+    [redirect]: { description: "To the redirect_uri with `code`, `state` and `iss` (or `error`), or to the host's login page", headers: ['Location'] },
+    400: html('The error page: unknown client, redirect_uri missing or not registered, a repeated parameter'),
+    500: html("The error page: the host's sign-in check failed"),
+    503: html('The error page: the OAuth store is unavailable'),
+  };
+}
+
+/** GET /authorize takes the query, POST /authorize the same parameters as a form. */
+export function authorizeDoc(method: 'GET' | 'POST'): RouteDoc {
+  const input = method === 'GET' ? { query: authorizeParams } : { body: { contentType: 'application/x-www-form-urlencoded' as const, schema: authorizeParams } };
+  return {
+    operationId: method === 'GET' ? 'oauth_authorize' : 'oauth_authorize_form',
+    summary: 'Start a sign-in (OpenID Connect authorization code flow with PKCE)',
+    tag: 'oauth',
+    ...input,
+    responses: { ...browserResponses(method === 'GET' ? 302 : 303), 200: html('The consent page') },
+  };
+}
+
+export const consentDoc: RouteDoc = {
+  operationId: 'oauth_consent',
+  summary: "The consent page's Approve / Deny form",
+  tag: 'oauth',
+  body: {
+    contentType: 'application/x-www-form-urlencoded',
+    schema: z.object({ transaction: z.string().meta({ description: 'The sealed transaction of the consent page' }), decision: z.enum(['approve', 'deny']) }),
+  },
+  responses: { ...browserResponses(303), 403: html('The error page: the signed-in user is not the one the page was shown to') },
+};
 
 function parseScope(value: string | undefined, client: OAuthClientRecord): string[] {
   const requested = [...new Set((value ?? '').split(' ').filter(Boolean))];

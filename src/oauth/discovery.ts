@@ -1,6 +1,45 @@
+import { z } from 'zod';
 import { jsonResponse, type PlatformRequest, type PlatformResponse } from '../core/http.js';
+import type { RouteDoc } from '../core/route-doc.js';
 import { SUPPORTED_CLAIMS, SUPPORTED_SCOPES } from './claims.js';
 import { issuerFor, type OAuthContext } from './context.js';
+import { oauthErrorDoc } from './errors.js';
+
+const unavailable = oauthErrorDoc('The authorization server has not started yet (`temporarily_unavailable`)', ['Retry-After']);
+
+export const discoveryDoc: RouteDoc = {
+  operationId: 'oauth_discovery',
+  summary: 'OpenID Connect discovery',
+  tag: 'oauth',
+  responses: {
+    200: {
+      description: 'The provider metadata (OIDC Discovery 1.0 section 3)',
+      schema: z.looseObject({
+        issuer: z.string(),
+        authorization_endpoint: z.string(),
+        token_endpoint: z.string(),
+        userinfo_endpoint: z.string(),
+        jwks_uri: z.string(),
+        response_types_supported: z.array(z.string()),
+        grant_types_supported: z.array(z.string()),
+        scopes_supported: z.array(z.string()),
+        id_token_signing_alg_values_supported: z.array(z.string()),
+      }),
+      headers: ['Cache-Control'],
+    },
+    503: unavailable,
+  },
+};
+
+export const jwksDoc: RouteDoc = {
+  operationId: 'oauth_jwks',
+  summary: 'The public keys that sign id_tokens',
+  tag: 'oauth',
+  responses: {
+    200: { description: 'A JWK Set (RFC 7517)', schema: z.object({ keys: z.array(z.looseObject({ kty: z.string(), kid: z.string() })) }), headers: ['Cache-Control'] },
+    503: unavailable,
+  },
+};
 
 /** GET /oauth/.well-known/openid-configuration (OIDC Discovery 1.0 section 3). */
 export async function handleDiscovery(request: PlatformRequest, context: OAuthContext): Promise<PlatformResponse> {

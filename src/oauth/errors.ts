@@ -1,6 +1,8 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
+import { z } from 'zod';
 import { PlatformError } from '../core/errors.js';
 import { header, jsonResponse, type PlatformRequest, type PlatformResponse } from '../core/http.js';
+import type { ResponseHeaderName, RouteResponseDoc } from '../core/route-doc.js';
 import { errorPage } from './pages.js';
 
 /**
@@ -25,6 +27,19 @@ export const OAUTH_ERROR_CODES = [
 ] as const;
 
 export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number];
+
+/** An RFC 6749 5.2 error body, for the API document. */
+export function oauthErrorDoc(description: string, headers?: readonly ResponseHeaderName[]): RouteResponseDoc {
+  return { description, schema: z.object({ error: z.enum(OAUTH_ERROR_CODES), error_description: z.string() }), ...(headers ? { headers } : {}) };
+}
+
+/** The errors of every endpoint that authenticates a client (token, revocation, introspection). */
+export const CLIENT_ENDPOINT_ERRORS: Readonly<Record<number, RouteResponseDoc>> = {
+  400: oauthErrorDoc('A parameter is missing, repeated or malformed (`invalid_request`), or the grant is refused'),
+  401: oauthErrorDoc('Client authentication failed (`invalid_client`)', ['WWW-Authenticate']),
+  429: oauthErrorDoc('Too many failed client authentications (`invalid_client`)', ['Retry-After']),
+  503: oauthErrorDoc('The OAuth store is unavailable (`temporarily_unavailable`)', ['Retry-After']),
+};
 import type { Logger } from '../core/logger.js';
 
 /** RFC 6749 5.2: error_description is limited to %x20-21 / %x23-5B / %x5D-7E. */

@@ -1,12 +1,39 @@
 /** POST /oauth/introspect (RFC 7662): lets a resource server check the platform's opaque tokens. */
+import { z } from 'zod';
 import { jsonResponse, type PlatformRequest, type PlatformResponse } from '../core/http.js';
+import type { RouteDoc } from '../core/route-doc.js';
 import { authenticateClient, invalidClient } from './client-auth.js';
 import { issuerFor, type OAuthContext } from './context.js';
-import { endpointErrorResponse, OAuthProtocolError } from './errors.js';
+import { CLIENT_ENDPOINT_ERRORS, endpointErrorResponse, OAuthProtocolError } from './errors.js';
 import { readForm } from './form.js';
+import { tokenForm } from './revocation.js';
 import { findToken } from './token-lookup.js';
 
 const HEADERS = { 'cache-control': 'no-store', pragma: 'no-cache' };
+
+export const introspectDoc: RouteDoc = {
+  operationId: 'oauth_introspect',
+  summary: 'What a token is worth, for a resource server (confidential clients only)',
+  tag: 'oauth',
+  security: ['clientBasic'],
+  body: { contentType: 'application/x-www-form-urlencoded', schema: tokenForm.omit({ client_id: true }) },
+  responses: {
+    200: {
+      description: '`{"active": false}` alone for a token the client may not see or that is not live',
+      schema: z.object({
+        active: z.boolean(),
+        scope: z.string().optional(),
+        client_id: z.string().optional(),
+        sub: z.string().optional(),
+        exp: z.number().int().optional(),
+        iat: z.number().int().optional(),
+        token_type: z.literal('Bearer').optional(),
+        iss: z.string().optional(),
+      }),
+    },
+    ...CLIENT_ENDPOINT_ERRORS,
+  },
+};
 
 /**
  * RFC 7662 2.1-2.2: a client sees its own tokens; one registered with `introspect: true` any

@@ -1,10 +1,29 @@
 /** POST /oauth/revoke (RFC 7009). */
+import { z } from 'zod';
 import type { PlatformRequest, PlatformResponse } from '../core/http.js';
+import type { RouteDoc } from '../core/route-doc.js';
 import { authenticateClient } from './client-auth.js';
 import type { OAuthContext } from './context.js';
-import { endpointErrorResponse, OAuthProtocolError } from './errors.js';
+import { CLIENT_ENDPOINT_ERRORS, endpointErrorResponse, OAuthProtocolError } from './errors.js';
 import { readForm } from './form.js';
 import { findToken } from './token-lookup.js';
+
+/** The token form of revocation and introspection (RFC 7009 2.1, RFC 7662 2.1). */
+export const tokenForm = z.object({
+  token: z.string(),
+  token_type_hint: z.enum(['access_token', 'refresh_token']).optional(),
+  client_id: z.string().optional().meta({ description: 'Public clients only' }),
+});
+
+export const revokeDoc: RouteDoc = {
+  operationId: 'oauth_revoke',
+  summary: 'End a token: an access token alone, a refresh token with its whole grant',
+  tag: 'oauth',
+  security: ['clientBasic'],
+  credentialsOptional: true,
+  body: { contentType: 'application/x-www-form-urlencoded', schema: tokenForm },
+  responses: { 200: { description: 'Done, whether or not there was anything to revoke' }, ...CLIENT_ENDPOINT_ERRORS },
+};
 
 /**
  * RFC 7009 2.1-2.2: a refresh token ends its whole grant, an access token only itself. The answer

@@ -5,13 +5,14 @@ import type { PlatformRequest, PlatformResponse } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
 import type { MaybePromise } from '../core/maybe-promise.js';
 import { isPlainObject } from '../core/plain-object.js';
+import type { RouteDoc } from '../core/route-doc.js';
 import type { Namespace, Route } from '../core/router.js';
 import { createStoreGuard, guardMethods, type StoreGuard } from '../core/store-guard.js';
 import type { Telemetry } from '../core/telemetry.js';
-import { handleAuthorize, handleConsent } from './authorize.js';
+import { authorizeDoc, consentDoc, handleAuthorize, handleConsent } from './authorize.js';
 import { createSecretVerifier } from './client-secret.js';
-import type { OAuthContext } from './context.js';
-import { handleDiscovery, handleJwks } from './discovery.js';
+import { issuerFor, type OAuthContext } from './context.js';
+import { discoveryDoc, handleDiscovery, handleJwks, jwksDoc } from './discovery.js';
 import type { EmitEvent } from './events.js';
 import { clientStatusCache, gateByClientStatus } from './client-status.js';
 import { withConfiguredClients } from './configured-clients.js';
@@ -21,11 +22,11 @@ import { createMemoryOAuthStore } from './store/memory.js';
 import { startup } from './startup.js';
 import type { AccessTokenRecord, OAuthStore } from './store/types.js';
 import { createFailureThrottle, ReservationFailedError, type FailureThrottle } from './throttle.js';
-import { handleIntrospect } from './introspection.js';
-import { handleRevoke } from './revocation.js';
-import { handleToken } from './token-endpoint.js';
+import { handleIntrospect, introspectDoc } from './introspection.js';
+import { handleRevoke, revokeDoc } from './revocation.js';
+import { handleToken, tokenDoc } from './token-endpoint.js';
 import { parseToken } from './token-format.js';
-import { handleUserinfo } from './userinfo.js';
+import { handleUserinfo, userinfoDoc } from './userinfo.js';
 
 export interface OAuthShared {
   now: Clock;
@@ -129,6 +130,8 @@ export interface OAuthServer {
   revokeGrants(grants: { sub: string; clientId: string }): Promise<void>;
   /** What the admin API manages clients with. */
   clients: OAuthClientAdmin;
+  /** Where the endpoints answer, for this request (`oauth.publicUrl`, else the request's origin). */
+  issuer(request: PlatformRequest): string;
 }
 
 export interface OAuthClientAdmin {
@@ -199,16 +202,19 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
   };
 
   const json = formatPlatformErrorAsOAuth;
-  const route = (method: string, path: string, handler: (r: PlatformRequest, c: OAuthContext) => Promise<PlatformResponse>): Route => ({
+  type OAuthHandler = (r: PlatformRequest, c: OAuthContext) => Promise<PlatformResponse>;
+  const route = (method: string, path: string, handler: OAuthHandler, doc: RouteDoc): Route => ({
     method,
     path: `${basePath}${path}`,
     handler: (request) => handler(request, context),
     formatError: json,
+    doc,
   });
   /** A page the user's browser shows: errors as the OAuth error page, or RFC 6749 JSON for a caller that asks for JSON only. */
-  const browserRoute = (method: string, path: string, handler: (r: PlatformRequest, c: OAuthContext) => Promise<PlatformResponse>): Route => ({
+  const browserRoute = (method: string, path: string, handler: OAuthHandler, doc: RouteDoc): Route => ({
     method,
     path: `${basePath}${path}`,
+    doc,
     handler: (request) =>
       handler(request, context).catch((error: unknown) => {
         if (error instanceof PlatformError) return browserErrorResponse(error, request);
@@ -217,16 +223,16 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     formatError: (error) => browserErrorResponse(error),
   });
   const routes = [
-    browserRoute('GET', '/authorize', handleAuthorize),
-    browserRoute('POST', '/authorize', handleAuthorize),
-    browserRoute('POST', '/consent', handleConsent),
-    route('POST', '/token', handleToken),
-    route('POST', '/revoke', handleRevoke),
-    route('POST', '/introspect', handleIntrospect),
-    route('GET', '/userinfo', handleUserinfo),
-    route('POST', '/userinfo', handleUserinfo),
-    route('GET', '/jwks', handleJwks),
-    route('GET', '/.well-known/openid-configuration', handleDiscovery),
+    browserRoute('GET', '/authorize', handleAuthorize, authorizeDoc('GET')),
+    browserRoute('POST', '/authorize', handleAuthorize, authorizeDoc('POST')),
+    browserRoute('POST', '/consent', handleConsent, consentDoc),
+    route('POST', '/token', handleToken, tokenDoc),
+    route('POST', '/revoke', handleRevoke, revokeDoc),
+    route('POST', '/introspect', handleIntrospect, introspectDoc),
+    route('GET', '/userinfo', handleUserinfo, userinfoDoc('GET')),
+    route('POST', '/userinfo', handleUserinfo, userinfoDoc('POST')),
+    route('GET', '/jwks', handleJwks, jwksDoc),
+    route('GET', '/.well-known/openid-configuration', handleDiscovery, discoveryDoc),
   ];
   return {
     routes,
@@ -256,5 +262,6 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
       configuredIds,
       changed: (clientId) => clientStatus.forget(clientId),
     },
+    issuer: (request) => issuerFor(context, request),
   };
 }

@@ -1,10 +1,12 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
+import { z } from 'zod';
+import type { RouteDoc } from '../core/route-doc.js';
 import { jsonResponse, type PlatformRequest, type PlatformResponse } from '../core/http.js';
 import { authenticateClient, invalidClient } from './client-auth.js';
 import { issueClientCredentials } from './client-credentials.js';
 import { issuerFor, type OAuthContext } from './context.js';
 import { tokenModel, withModel } from './engine.js';
-import { endpointErrorResponse, OAuthProtocolError } from './errors.js';
+import { CLIENT_ENDPOINT_ERRORS, endpointErrorResponse, OAuthProtocolError } from './errors.js';
 import { readForm } from './form.js';
 import type { OAuthClientRecord } from './store/types.js';
 
@@ -18,6 +20,38 @@ function checkGrantType(grantType: string | undefined, client: OAuthClientRecord
   if (grantType === 'client_credentials' && !client.secretHash) throw invalidClient();
   if (!(client.grants as string[]).includes(grantType)) throw new OAuthProtocolError('unauthorized_client', `this client may not use the ${grantType} grant`);
 }
+
+// The engine and checkGrantType check the form in RFC 6749's order and answer its error codes;
+// this schema describes the three grants for the API document.
+const clientId = z.string().optional().meta({ description: 'Public clients only; a confidential client authenticates with HTTP Basic' });
+const tokenForm = z.discriminatedUnion('grant_type', [
+  z.object({ grant_type: z.literal('authorization_code'), code: z.string(), redirect_uri: z.url(), code_verifier: z.string().optional(), client_id: clientId }),
+  z.object({ grant_type: z.literal('refresh_token'), refresh_token: z.string(), scope: z.string().optional(), client_id: clientId }),
+  z.object({ grant_type: z.literal('client_credentials'), scope: z.string().optional() }),
+]);
+
+const tokenAnswer = z.object({
+  access_token: z.string(),
+  token_type: z.literal('Bearer'),
+  expires_in: z.number().int(),
+  scope: z.string(),
+  id_token: z.string().optional().meta({ description: 'When `openid` was granted' }),
+  refresh_token: z.string().optional().meta({ description: 'When `offline_access` was granted' }),
+});
+
+export const tokenDoc: RouteDoc = {
+  operationId: 'oauth_token',
+  summary: 'Tokens for an authorization code, a refresh token or the client itself',
+  tag: 'oauth',
+  security: ['clientBasic'],
+  credentialsOptional: true,
+  body: {
+    contentType: 'application/x-www-form-urlencoded',
+    schema: tokenForm,
+    example: { grant_type: 'authorization_code', code: 'the-code', redirect_uri: 'https://shop.example/callback', code_verifier: 'the-verifier' },
+  },
+  responses: { 200: { description: 'The tokens', schema: tokenAnswer, headers: ['Cache-Control'] }, ...CLIENT_ENDPOINT_ERRORS },
+};
 
 /** POST /oauth/token (RFC 6749 3.2, 4.1.3, 6). */
 export async function handleToken(request: PlatformRequest, context: OAuthContext): Promise<PlatformResponse> {

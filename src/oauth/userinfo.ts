@@ -1,7 +1,9 @@
+import { z } from 'zod';
 import { header, jsonResponse, type PlatformRequest, type PlatformResponse } from '../core/http.js';
+import type { RouteDoc } from '../core/route-doc.js';
 import { claimsForScope } from './claims.js';
 import type { OAuthContext } from './context.js';
-import { safeDescription } from './errors.js';
+import { oauthErrorDoc, safeDescription } from './errors.js';
 import type { AccessTokenRecord } from './store/types.js';
 import { parseToken } from './token-format.js';
 
@@ -26,6 +28,22 @@ function bearerError(status: number, error: string | undefined, description: str
     { error: error ?? 'invalid_request', error_description: safeDescription(description) },
     { 'www-authenticate': `Bearer realm="oauth"${params}`, 'cache-control': 'no-store' },
   );
+}
+
+/** The same endpoint answers GET and POST (OIDC Core 5.3). */
+export function userinfoDoc(method: 'GET' | 'POST'): RouteDoc {
+  return {
+    operationId: method === 'GET' ? 'oauth_userinfo' : 'oauth_userinfo_post',
+    summary: "The signed-in user's claims that the granted scopes release",
+    tag: 'oauth',
+    security: ['oauth2'],
+    responses: {
+      200: { description: '`sub` and the released claims', schema: z.looseObject({ sub: z.string() }) },
+      401: oauthErrorDoc('No access token, or one that is invalid, expired or revoked (`invalid_token`)', ['WWW-Authenticate']),
+      403: oauthErrorDoc('A token without `openid`, or one issued to a client for itself (`insufficient_scope`)', ['WWW-Authenticate']),
+      503: oauthErrorDoc('The OAuth store is unavailable (`temporarily_unavailable`)', ['Retry-After']),
+    },
+  };
 }
 
 /** GET and POST /oauth/userinfo (OIDC Core 5.3). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { errorEnvelope } from '../core/envelope.js';
+import { envelopeError, errorEnvelope, fieldErrorsSchema, okEnvelopeSchema } from '../core/envelope.js';
 import { PlatformError, StoreUnavailableError, UnauthorizedError } from '../core/errors.js';
 import type { PlatformRequest, PlatformResponse } from '../core/http.js';
 import { isThenable, type MaybePromise } from '../core/maybe-promise.js';
@@ -11,6 +11,7 @@ import {
   guardVerdict,
   MAX_API_PATH_LENGTH,
   quotaReportResponse,
+  quotaReportSchema,
   type QuotaDecision,
   type QuotaIdentity,
   type QuotaService,
@@ -102,6 +103,19 @@ export function getQuotaRoute(basePath: string, quota: QuotaService, verify: Tok
     method: 'GET',
     path: `${basePath}/get_quota`,
     formatError: errorEnvelope,
+    doc: {
+      operationId: 'get_quota',
+      summary: "What is left of one endpoint's quota for the token's application; free and never counted",
+      tag: 'quota',
+      security: ['bearer'],
+      query: getQuotaQuery,
+      responses: {
+        200: { description: 'The rule in force and every period', schema: okEnvelopeSchema(quotaReportSchema) },
+        400: envelopeError('`api_path` is missing or malformed', undefined, fieldErrorsSchema),
+        401: envelopeError('No valid Bearer access token', ['WWW-Authenticate']),
+        503: envelopeError('The quota store or the token check cannot be read; try again', ['Retry-After']),
+      },
+    },
     handler: async (request) => {
       const identity = await Promise.resolve()
         .then(() => identityOf(request, verify))

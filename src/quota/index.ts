@@ -28,7 +28,7 @@ export {
   type TokenVerifier,
 } from './options.js';
 export type { QuotaAdmitted, QuotaDecision, QuotaPeriodState, QuotaRejected, QuotaStoreUnavailable } from './decision.js';
-export type { QuotaInspection, QuotaReport } from './report.js';
+export { quotaReportSchema, type QuotaInspection, type QuotaReport } from './report.js';
 export { buildQuotaService, createQuotaService, type QuotaService } from './service.js';
 export {
   guardVerdict,

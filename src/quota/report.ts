@@ -1,4 +1,5 @@
 /** What get_quota answers: the rule in force and every period's use, field names as on the wire. */
+import { z } from 'zod';
 import type { QuotaStoreError, QuotaStoreTimeoutError } from './errors.js';
 import { bucketOf, periodState } from './decision.js';
 import type { PeriodWindow, QuotaPeriod } from './periods.js';
@@ -19,6 +20,23 @@ export interface QuotaReport {
     reset_at: string;
   }[];
 }
+
+/** QuotaReport as a zod schema, for the API document. */
+export const quotaReportSchema = z.object({
+  api_path: z.string(),
+  scope: z.enum(['client', 'global', 'system']),
+  cost: z.number().int(),
+  periods: z.array(
+    z.object({
+      period: z.enum(['minute', 'day', 'month']),
+      limit: z.number().int().meta({ description: '0 when unlimited' }),
+      used: z.number().int(),
+      remaining: z.number().int().meta({ description: '-1 when unlimited' }),
+      unlimited: z.boolean(),
+      reset_at: z.iso.datetime(),
+    }),
+  ),
+}) satisfies z.ZodType<QuotaReport>;
 
 export type QuotaInspection =
   | { outcome: 'ok'; report: QuotaReport; now: number; /** The envelope's `time`, ISO 8601 UTC. */ time: string }

@@ -9,6 +9,7 @@ const route = (method: string, path: string): Route => ({
   path,
   formatError: errorEnvelope,
   handler: async (_request, params) => jsonResponse(200, { path, params }),
+  doc: { operationId: `${method} ${path}`, summary: 'a route', tag: 'test', responses: { 200: { description: 'ok' } } },
 });
 
 function table(): Router {

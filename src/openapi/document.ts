@@ -1,0 +1,133 @@
+/**
+ * The OpenAPI 3.1 document of the platform, built from the route table: each route's `doc`
+ * (route-doc.ts) becomes an operation, its zod schemas JSON Schema. Nothing here is written per
+ * endpoint, so the document lists exactly the routes the platform answers.
+ */
+import type { ResponseHeaderName, RouteDoc, RouteResponseDoc, SecuritySchemeName } from '../core/route-doc.js';
+import type { DocumentedRoute } from './guarded-doc.js';
+import { jsonSchemaOf, type JsonSchema } from './json-schema.js';
+import { securitySchemes } from './security.js';
+
+export type PathItem = Record<string, unknown>;
+
+export interface ApiDocumentInfo {
+  title: string;
+  version: string;
+  description?: string;
+}
+
+export interface ApiDocumentContext {
+  info: ApiDocumentInfo;
+  /** Where the paths are relative to: the public URL of the mount point. */
+  serverUrl: string;
+  /** Where the OAuth endpoints answer, while the OAuth server is on. */
+  oauthIssuer?: string;
+  /** The host's own path items, added beside the platform's. */
+  extraPaths?: Readonly<Record<string, PathItem>>;
+}
+
+const HEADERS: Record<ResponseHeaderName, { description: string; schema: JsonSchema }> = {
+  Location: { description: 'Where the browser goes next', schema: { type: 'string', format: 'uri-reference' } },
+  'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 0 } },
+  'WWW-Authenticate': { description: 'The authentication scheme the route expects (RFC 9110 11.6.1)', schema: { type: 'string' } },
+  'RateLimit-Policy': {
+    description: 'The quota, one item per limited period: `"minute";q=60;w=60, "day";q=1000;w=86400` (IETF ratelimit-headers draft)',
+    schema: { type: 'string' },
+  },
+  RateLimit: { description: 'What is left, one item per limited period: `"minute";r=57;t=23` (units remaining, seconds to the reset)', schema: { type: 'string' } },
+  'Cache-Control': { description: 'How long the answer may be cached', schema: { type: 'string' } },
+};
+
+const TAGS = [
+  { name: 'courier', description: 'The courier proxy: the caller sends the business fields, the platform signs and forwards them' },
+  { name: 'quota', description: 'Quotas of the OpenAPI routes, and this document' },
+  { name: 'oauth', description: 'The OAuth 2.0 / OpenID Connect authorization server' },
+  { name: 'admin', description: 'The operator API' },
+  { name: 'openapi', description: "The host's own routes, behind the quota guard" },
+];
+
+/** `/admin/clients/:id` is `/admin/clients/{id}`, with `id` a path parameter. */
+function openApiPath(path: string): { path: string; params: string[] } {
+  const params: string[] = [];
+  const converted = path.replace(/:([^/]+)/g, (_match, name: string) => {
+    params.push(name);
+    return `{${name}}`;
+  });
+  return { path: converted, params };
+}
+
+function queryParameters(doc: RouteDoc): Record<string, unknown>[] {
+  if (!doc.query) return [];
+  const schema = jsonSchemaOf(doc.query);
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((schema.required ?? []) as string[]);
+  return Object.entries(properties).map(([name, { description, ...property }]) => ({
+    name,
+    in: 'query',
+    required: required.has(name),
+    ...(description === undefined ? {} : { description }),
+    schema: property,
+  }));
+}
+
+function response(doc: RouteResponseDoc): Record<string, unknown> {
+  const out: Record<string, unknown> = { description: doc.description };
+  if (doc.headers?.length) out.headers = Object.fromEntries(doc.headers.map((name) => [name, HEADERS[name]]));
+  if (doc.schema || doc.contentType) {
+    out.content = { [doc.contentType ?? 'application/json']: { schema: doc.schema ? jsonSchemaOf(doc.schema) : { type: 'string' } } };
+  }
+  return out;
+}
+
+function security(doc: RouteDoc): Record<string, string[]>[] | undefined {
+  if (!doc.security?.length) return undefined;
+  return [...doc.security.map((name) => ({ [name]: [] })), ...(doc.credentialsOptional ? [{}] : [])];
+}
+
+function operation(doc: RouteDoc, pathParams: readonly string[]): Record<string, unknown> {
+  const parameters = [...pathParams.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })), ...queryParameters(doc)];
+  const op: Record<string, unknown> = { operationId: doc.operationId, summary: doc.summary, tags: [doc.tag] };
+  if (doc.description) op.description = doc.description;
+  const requirements = security(doc);
+  if (requirements) op.security = requirements;
+  if (parameters.length) op.parameters = parameters;
+  if (doc.body) {
+    const media: Record<string, unknown> = { schema: jsonSchemaOf(doc.body.schema) };
+    if (doc.body.example !== undefined) media.example = doc.body.example;
+    op.requestBody = { required: true, content: { [doc.body.contentType]: media } };
+  }
+  op.responses = Object.fromEntries(Object.entries(doc.responses).map(([status, r]) => [status, response(r)]));
+  return op;
+}
+
+export interface DocumentedPaths {
+  paths: Record<string, PathItem>;
+  schemes: SecuritySchemeName[];
+  tags: string[];
+}
+
+/** The part of the document that depends on the routes only, so it is built once. */
+export function documentPaths(routes: readonly DocumentedRoute[]): DocumentedPaths {
+  const paths: Record<string, PathItem> = {};
+  const schemes: SecuritySchemeName[] = [];
+  const tags = new Set<string>();
+  for (const route of routes) {
+    const { path, params } = openApiPath(route.path);
+    const item = (paths[path] ??= {});
+    item[route.method.toLowerCase()] = operation(route.doc, params);
+    schemes.push(...(route.doc.security ?? []));
+    tags.add(route.doc.tag);
+  }
+  return { paths, schemes, tags: [...tags] };
+}
+
+export function apiDocument(documented: DocumentedPaths, context: ApiDocumentContext): Record<string, unknown> {
+  return {
+    openapi: '3.1.1',
+    info: context.info,
+    servers: [{ url: context.serverUrl }],
+    tags: documented.tags.map((name) => TAGS.find((tag) => tag.name === name) ?? { name }),
+    paths: { ...context.extraPaths, ...documented.paths },
+    components: { securitySchemes: securitySchemes(documented.schemes, context.oauthIssuer) },
+  };
+}

@@ -1,0 +1,95 @@
+/**
+ * The API document at {quota.basePath}/openapi.json, through HTTP on every adapter: a valid
+ * OpenAPI 3.1 document listing exactly the routes the platform answers, no more, no less.
+ */
+import { validate, compileErrors } from '@readme/openapi-parser';
+import request from 'supertest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Router, type Route } from '../../src/core/router.js';
+import { ADAPTERS } from '../support/apps.js';
+import { sandboxUpstream } from '../support/courier.js';
+import type { Served } from '../support/net.js';
+import { ADMIN_TOKEN, fetchDocument, fullOptions, operationsOf, serveHost } from './support.js';
+
+const upstream = sandboxUpstream();
+const hosts: Served[] = [];
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await Promise.all(hosts.splice(0).map((host) => host.close()));
+});
+
+async function host(adapter: (typeof ADAPTERS)[number], overrides = {}): Promise<Served> {
+  const served = await serveHost(adapter, fullOptions(upstream().url, overrides));
+  hosts.push(served);
+  return served;
+}
+
+describe.each(ADAPTERS)('the API document on $name', (adapter) => {
+  it('is a valid OpenAPI 3.1 document, cacheable, with the caller\'s origin as its server', async () => {
+    const served = await host(adapter);
+    const res = await request(served.server).get('/openapi/v1/openapi.json');
+    expect(res.headers['cache-control']).toBe('public, max-age=300');
+    const document = await fetchDocument(served);
+    expect(document.openapi).toMatch(/^3\.1\./);
+    expect(document.servers).toEqual([{ url: served.url }]);
+    const result = await validate(structuredClone(document) as never);
+    expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
+  });
+
+  it('describes the OAuth flows with the issuer\'s URLs', async () => {
+    const served = await host(adapter);
+    const { securitySchemes } = (await fetchDocument(served)).components;
+    expect(Object.keys(securitySchemes).sort()).toEqual(['adminBearer', 'bearer', 'clientBasic', 'courierBasic', 'oauth2']);
+    expect(securitySchemes.oauth2?.flows?.clientCredentials?.tokenUrl).toBe(`${served.url}/oauth/token`);
+  });
+
+  it('lists the admin API only while it is on', async () => {
+    const withAdmin = operationsOf(await fetchDocument(await host(adapter)));
+    const without = operationsOf(await fetchDocument(await host(adapter, { admin: false })));
+    expect(withAdmin).toContain('GET /admin/clients/{id}');
+    expect(without.filter((operation) => operation.includes('/admin/'))).toEqual([]);
+    expect(withAdmin.filter((operation) => !operation.includes('/admin/'))).toEqual(without);
+  });
+});
+
+describe('the route table and the document', () => {
+  /** The routes of the platforms built while `build` runs, read from their own route tables. */
+  async function routeTable(build: () => Promise<Served>): Promise<{ served: Served; routes: Route[] }> {
+    const routers: Router[] = [];
+    const add = Router.prototype.add;
+    vi.spyOn(Router.prototype, 'add').mockImplementation(function (this: Router, route: Route) {
+      if (!routers.includes(this)) routers.push(this);
+      add.call(this, route);
+    });
+    const served = await build();
+    expect(routers).toHaveLength(1);
+    return { served, routes: routers[0]!.list() };
+  }
+
+  it.each([
+    ['every part on', {}],
+    ['OAuth and admin off', { oauth: false, admin: false, quota: { verifyToken: () => undefined } }],
+    ['the courier proxy off, parts moved', { courier: false, oauth: { basePath: '/auth' }, quota: { basePath: '/api/v2' }, admin: { token: ADMIN_TOKEN, basePath: '/ops' } }],
+  ])('every route the platform answers is in the document, and every operation of the document is a route (%s)', async (_name, overrides) => {
+    const adapter = ADAPTERS[0]!;
+    const { served, routes } = await routeTable(() => host(adapter, overrides));
+    const base = (overrides as { quota?: { basePath?: string } }).quota?.basePath ?? '/openapi/v1';
+    const document = await fetchDocument(served, `${base}/openapi.json`);
+    const fromRoutes = routes.map((route) => `${route.method} ${route.path.replace(/:([^/]+)/g, '{$1}')}`);
+    expect(operationsOf(document).sort()).toEqual(fromRoutes.sort());
+    const ids = Object.values(document.paths).flatMap((item) => Object.values(item).map((operation) => operation.operationId));
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('each documented operation is answered by the platform, not passed on to the host', async () => {
+    const adapter = ADAPTERS[0]!;
+    const served = await host(adapter);
+    const document = await fetchDocument(served);
+    for (const operation of operationsOf(document)) {
+      const [method, path] = operation.split(' ') as [string, string];
+      const res = await request(served.server)[method.toLowerCase() as 'get'](path.replace(/\{[^}]+\}/g, 'x'));
+      expect([operation, res.status]).not.toEqual([operation, 404]);
+      expect(res.status, operation).not.toBe(405);
+    }
+  });
+});

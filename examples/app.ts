@@ -5,12 +5,14 @@
  * listens with it; tests build it in process.
  */
 import express, { type Express } from 'express';
+import { z } from 'zod';
 import { courierPlatform, type ExpressPlatform } from 'courier-platform/express';
 import { startSandbox } from 'courier-platform/sandbox';
 import type { ExampleConfig } from './config.js';
 import { formTokens } from './forms.js';
 import { loginRoutes, type Login } from './login.js';
 import { errorPages, notFound, renderPage, securityHeaders } from './pages.js';
+import { apiReferenceRoutes } from './api-reference.js';
 import { relyingPartyRoutes } from './relying-party.js';
 import { createSessions, signedCookies } from './session.js';
 import { createStores, type ExampleStores } from './stores.js';
@@ -94,9 +96,12 @@ export async function createExampleApp(config: ExampleConfig, stores: ExampleSto
   app.use(securityHeaders(publicOrigin));
   app.use(login.router);
   app.use(relyingPartyRoutes(config, signedCookies(config.sessionSecret, secure)));
+  app.use(apiReferenceRoutes('/openapi/v1/openapi.json'));
 
   // The host's own OpenAPI endpoint, guarded by the quota: the caller's application comes from the access token.
-  app.get('/openapi/v1/ping', platform.quota(), (req, res) => {
+  const pong = z.object({ code: z.literal(0), message: z.string(), data: z.object({ pong: z.literal(true), clientId: z.string(), sub: z.string().optional() }) });
+  const pingDoc = { method: 'GET', operationId: 'ping', summary: 'Who is calling: the application and the user of the access token', responses: { 200: { description: 'Pong', schema: pong } } } as const;
+  app.get('/openapi/v1/ping', platform.quota('/openapi/v1/ping', pingDoc), (req, res) => {
     res.json({ code: 0, message: 'ok', data: { pong: true, clientId: req.platformAuth?.clientId, sub: req.platformAuth?.sub } });
   });
 
@@ -108,6 +113,7 @@ export async function createExampleApp(config: ExampleConfig, stores: ExampleSto
         `<h1>courier-platform example</h1>${await login.status(req)}<ul>
 <li><a href="/rp/start">Sign in with the platform</a> as a relying party would (demo / demo)</li>
 <li><a href="/courier/get_address">GET /courier/get_address</a> through the courier proxy</li>
+<li><a href="/api-docs">API reference</a> of every endpoint, from <a href="/openapi/v1/openapi.json">the OpenAPI document</a></li>
 <li><a href="/oauth/.well-known/openid-configuration">OpenID configuration</a></li></ul>`,
       ),
     );

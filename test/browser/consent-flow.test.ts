@@ -3,7 +3,8 @@
  * driven by playwright-core opens the example's relying party, signs in as demo on the host's
  * login page (after a wrong password, which keeps the user name), approves on the platform's
  * consent page and lands on /callback, which shows the user's name, a curl for the quota-guarded
- * API and the quota left. Screenshots of the consent and callback pages are saved in
+ * API and the quota left; and it reads the example's API reference page. Screenshots of the
+ * consent, callback and API reference pages are saved in
  * test/artifacts/ (ignored by git). Without a Chromium binary the suite is skipped with a visible message, unless
  * REQUIRE_SERVICES=1 (CI), where that is a failure.
  */
@@ -134,5 +135,20 @@ describeBrowser('consent flow in Chromium on the running example', { timeout: 60
     expect(await page.getByRole('cell', { name: 'minute' }).isVisible()).toBe(true);
     expect(await page.getByText('60 of 60 left').isVisible()).toBe(true);
     await page.screenshot({ path: `${ARTIFACTS}callback.png`, fullPage: true });
+  });
+
+  it('shows the API reference page: every part of the platform from its OpenAPI document, under its own CSP', async () => {
+    const problems: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(message.text());
+    });
+    page.on('pageerror', (error) => problems.push(error.message));
+    await page.goto(`${example!.base}/api-docs`);
+    // Swagger UI renders one block per operation once it has read /openapi/v1/openapi.json.
+    await page.locator('.opblock').first().waitFor();
+    const text = await page.locator('#api-reference').innerText();
+    for (const path of ['/courier/create_order', '/openapi/v1/get_quota', '/oauth/token', '/openapi/v1/ping']) expect(text).toContain(path);
+    expect(problems, 'no script error or blocked resource').toEqual([]);
+    await page.screenshot({ path: `${ARTIFACTS}api-reference.png`, fullPage: false });
   });
 });

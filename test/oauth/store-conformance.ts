@@ -198,6 +198,26 @@ export function describeOAuthStoreConformance({ name, create, refreshes = 20_000
         expect(await store.getClient(kept.id)).toStrictEqual(kept);
       });
 
+      it("deleting a client ends its users' grants and forgets their consents, and leaves other clients' alone", async () => {
+        const gone = clientRecord();
+        const kept = clientRecord();
+        await store.saveClient(gone);
+        await store.saveClient(kept);
+        const goneGrants = await Promise.all([issueGrant(store, { code: { clientId: gone.id } }), issueGrant(store, { code: { clientId: gone.id, user: { sub: 'user-bob', claims: {} } } })]);
+        const keptGrant = await issueGrant(store, { code: { clientId: kept.id } });
+        await store.saveConsent('user-alice', gone.id, ['openid']);
+        await store.saveConsent('user-alice', kept.id, ['openid']);
+
+        expect(await store.deleteClient(gone.id)).toBe(true);
+        for (const grant of goneGrants) {
+          expect(await store.findAccessToken(grant.access.ref)).toBeUndefined();
+          expect(await store.findRefreshToken(grant.refresh!.ref)).toBeUndefined();
+        }
+        expect(await store.getConsent('user-alice', gone.id)).toBeUndefined();
+        expect(await store.findAccessToken(keptGrant.access.ref)).toStrictEqual(accessView(keptGrant.code, keptGrant.access));
+        expect(await store.getConsent('user-alice', kept.id)).toEqual(['openid']);
+      });
+
       // A record authorize or token could not use is refused when saved, naming the field.
       it.each<[string, Record<string, unknown>, string]>([
         ['a secret hash mangled by a shell ($ expanded)', { secretHash: 'scrypt6384' }, 'secretHash'],

@@ -208,6 +208,8 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
 
     async deleteClient(clientId) {
       statuses.delete(clientId);
+      for (const [grantId, grant] of grants) if (parsed(grant).clientId === clientId) drop(grantId);
+      for (const key of consents.keys()) if ((JSON.parse(key) as [string, string])[1] === clientId) consents.delete(key);
       return clients.delete(clientId);
     },
 

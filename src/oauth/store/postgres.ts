@@ -361,7 +361,9 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_rate_limits (
     saveClient: `INSERT INTO ${s}.oauth_clients (id, record) VALUES ($1, $2::json)
       ON CONFLICT (id) DO UPDATE SET record = EXCLUDED.record`,
     listClients: `SELECT record FROM ${s}.oauth_clients`,
-    deleteClient: `DELETE FROM ${s}.oauth_clients WHERE id = $1`,
+    /** The client, every grant of it and every consent given to it. */
+    deleteClient: `WITH ended AS (DELETE FROM ${grants} WHERE client_id = $1), forgotten AS (DELETE FROM ${s}.oauth_consents WHERE client_id = $1)
+      DELETE FROM ${s}.oauth_clients WHERE id = $1`,
 
     /** $1 grant, $2 client, $3 sub, $4 code record, $5 code hash, $6 code expiry. Starts the grant afresh. */
     saveCode: `INSERT INTO ${grants} AS g (grant_id, client_id, sub, record, code_hash, code_expires_at, expires_at)

@@ -32,6 +32,7 @@ import { systemClock, type Clock } from '../../core/clock.js';
 import { configurationError } from '../../core/errors.js';
 import { checkClientRecord } from '../client-record.js';
 import type { RedisLike } from '../../core/store-clients.js';
+import { globEscape, scanKeys } from '../../core/redis-scan.js';
 import { accessView, checkGrantId, clientGrantRecord, grantIdOf, refreshView, storedAccess, type StoredAccessToken, type StoredGrant } from './grant-record.js';
 import type { AuthorizationCodeRecord, NewTokens, OAuthClientRecord, OAuthStore, TokenRef } from './types.js';
 
@@ -265,7 +266,18 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
     },
 
     async deleteClient(clientId) {
-      return (await client.hdel(keys.clients, clientId)) > 0;
+      const deleted = (await client.hdel(keys.clients, clientId)) > 0;
+      // The user grants of every (sub, client) pair index, and the consents: found by SCAN, since
+      // nothing else is keyed by client. A client's own grants (client_credentials) are not
+      // indexed; they die with their one access token.
+      const ofClient = `:${globEscape(encodeURIComponent(clientId))}`;
+      for (const index of await scanKeys(client, `${globEscape(`${prefix}grants:`)}*${ofClient}`)) {
+        const grantIds = (await run(INDEX_MEMBERS, [index], [])) as string[];
+        await Promise.all(grantIds.map((grantId) => run(DELETE, [keys.grant(grantId)], [])));
+        await run(DELETE, [index], []);
+      }
+      for (const consent of await scanKeys(client, `${globEscape(`${prefix}consent:`)}*${ofClient}`)) await run(DELETE, [consent], []);
+      return deleted;
     },
 
     async saveCode(code) {

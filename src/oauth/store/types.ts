@@ -140,7 +140,11 @@ export interface OAuthStore {
   saveClient(client: OAuthClientRecord): Promise<void>;
   /** Every stored client, in no particular order. */
   listClients(): Promise<OAuthClientRecord[]>;
-  /** Removes a client; false when there was none. */
+  /**
+   * Removes a client with every grant of its users and every consent given to it; false when
+   * there was none. (Redis leaves the client's own client_credentials grants to expire with
+   * their access token: they fail at once, as the client is gone.)
+   */
   deleteClient(clientId: string): Promise<boolean>;
 
   /** Starts a grant with its authorization code (one code per grant); replaces any record of that grant id. */

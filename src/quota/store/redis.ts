@@ -17,6 +17,7 @@
 import { createHash } from 'node:crypto';
 import { configurationError } from '../../core/errors.js';
 import { PairCache } from '../../core/pair-cache.js';
+import { globEscape, scanKeys } from '../../core/redis-scan.js';
 import type { RedisLike } from '../../core/store-clients.js';
 import { scriptRunner } from './redis-script.js';
 import type { QuotaRule } from '../rules.js';
@@ -84,18 +85,6 @@ export const CONSUME_SCRIPT_SHA = createHash('sha1').update(CONSUME_SCRIPT).dige
  * const redis = new Redis(process.env.REDIS_URL!, { enableOfflineQueue: false, maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false });
  * const service = createQuotaService({ store: createRedisQuotaStore({ client: redis }) });
  */
-/** What listing usage needs beyond RedisLike: an ioredis Redis or Cluster has it. */
-interface ScanningClient {
-  scan?(cursor: string, match: 'MATCH', pattern: string, count: 'COUNT', n: number): Promise<[string, string[]]>;
-  nodes?(role: 'master'): ScanningClient[];
-  del(key: string): Promise<number>;
-}
-
-/** A glob pattern that matches `text` literally (SCAN's MATCH). */
-function globEscape(text: string): string {
-  return text.replace(/[*?[\]\\]/g, '\\$&');
-}
-
 export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuotaStore {
   const client = options?.client;
   if (!client || typeof client.evalsha !== 'function' || typeof client.eval !== 'function' || typeof client.mget !== 'function') {
@@ -134,23 +123,7 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
   const rulesKey = `${prefix}:rules`;
   const parsed = (json: string | null | undefined) => (typeof json === 'string' ? (JSON.parse(json) as QuotaRule) : undefined);
 
-  /** Every key of a client, on each master of a Cluster: SCAN, bounded by what it finds. */
-  const clientKeys = async (clientId: string): Promise<string[]> => {
-    const scanning = client as unknown as ScanningClient;
-    const nodes = typeof scanning.nodes === 'function' ? scanning.nodes('master') : [scanning];
-    const pattern = `${globEscape(`{${prefix}:${encodeURIComponent(clientId)}:`)}*`;
-    const keys: string[] = [];
-    for (const node of nodes) {
-      if (typeof node.scan !== 'function') throw new TypeError('redis quota store: listing usage needs a client with SCAN (an ioredis Redis or Cluster)');
-      let cursor = '0';
-      do {
-        const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-        keys.push(...found);
-        cursor = next;
-      } while (cursor !== '0');
-    }
-    return keys;
-  };
+  const clientKeys = (clientId: string) => scanKeys(client, `${globEscape(`{${prefix}:${encodeURIComponent(clientId)}:`)}*`);
   /** The path inside a counter key's hash tag: `{prefix:client:path}:period:start`. */
   const pathOf = (key: string, clientId: string) => {
     const periodColon = key.lastIndexOf(':', key.lastIndexOf(':') - 1);
@@ -168,7 +141,7 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
       async reset(clientId, apiPath) {
         const keys = (await clientKeys(clientId)).filter((key) => apiPath === undefined || pathOf(key, clientId) === apiPath);
         // One DEL per key: on a Cluster the keys of different paths live in different slots.
-        await Promise.all(keys.map((key) => (client as unknown as ScanningClient).del(key)));
+        await Promise.all(keys.map((key) => (client as unknown as { del(key: string): Promise<number> }).del(key)));
         return new Set(keys.map((key) => pathOf(key, clientId))).size;
       },
     },

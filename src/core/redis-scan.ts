@@ -1,0 +1,33 @@
+/**
+ * Listing keys by pattern for the admin API's occasional calls (an application's usage, a
+ * deleted client's grants): SCAN on a Redis, on every master of a Cluster. Never on a request's
+ * hot path.
+ */
+
+/** What a scan needs beyond the stores' RedisLike: an ioredis Redis or Cluster has it. */
+interface ScanningClient {
+  scan?(cursor: string, match: 'MATCH', pattern: string, count: 'COUNT', n: number): Promise<[string, string[]]>;
+  nodes?(role: 'master'): ScanningClient[];
+}
+
+/** A glob pattern that matches `text` literally (SCAN's MATCH). */
+export function globEscape(text: string): string {
+  return text.replace(/[*?[\]\\]/g, '\\$&');
+}
+
+/** Every key matching `pattern`, on each master of a Cluster. */
+export async function scanKeys(client: unknown, pattern: string): Promise<string[]> {
+  const scanning = client as ScanningClient;
+  const nodes = typeof scanning.nodes === 'function' ? scanning.nodes('master') : [scanning];
+  const keys: string[] = [];
+  for (const node of nodes) {
+    if (typeof node.scan !== 'function') throw new TypeError('listing keys needs a Redis client with SCAN (an ioredis Redis or Cluster)');
+    let cursor = '0';
+    do {
+      const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      keys.push(...found);
+      cursor = next;
+    } while (cursor !== '0');
+  }
+  return keys;
+}

@@ -47,7 +47,11 @@ function presentedCredentials(request: PlatformRequest, form: Record<string, str
   return { clientId: form.client_id };
 }
 
-/** The presented secret is right; an unknown client costs the same scrypt work as a wrong secret. */
+/**
+ * The presented secret is right; an unknown client costs the same scrypt work as a wrong secret.
+ * A failure against the record this process kept is checked once more against the store's: the
+ * secret may have been rotated through another process a moment ago.
+ */
 async function verifyPresented(presented: PresentedCredentials, context: OAuthContext): Promise<OAuthClientRecord | undefined> {
   const client = await context.store.getClient(presented.clientId);
   if (!client) {
@@ -57,9 +61,16 @@ async function verifyPresented(presented: PresentedCredentials, context: OAuthCo
   // A public client has no secret; it proves itself with PKCE instead.
   if (!client.secretHash) return presented.secret === undefined ? client : undefined;
   if (presented.secret === undefined) return undefined;
-  if (await context.secrets.verify(presented.secret, client.secretHash)) return client;
+  if (await secretMatches(client, presented.secret, context)) return client;
+  const fresh = await context.rereadClient(client.id);
+  const changed = fresh?.secretHash !== client.secretHash || fresh?.previousSecretHash !== client.previousSecretHash;
+  return fresh && changed && (await secretMatches(fresh, presented.secret, context)) ? fresh : undefined;
+}
+
+async function secretMatches(client: OAuthClientRecord, secret: string, context: OAuthContext): Promise<boolean> {
+  if (client.secretHash && (await context.secrets.verify(secret, client.secretHash))) return true;
   const previous = previousSecretHash(client, context);
-  return previous !== undefined && (await context.secrets.verify(presented.secret, previous)) ? client : undefined;
+  return previous !== undefined && (await context.secrets.verify(secret, previous));
 }
 
 /** After a rotation the previous secret works until its overlap ends (docs/operator.md). */

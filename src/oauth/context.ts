@@ -7,7 +7,7 @@ import type { EmitEvent } from './events.js';
 import type { KeyRing } from './keys.js';
 import type { SecretVerifier } from './client-secret.js';
 import type { OAuthUser } from './options.js';
-import type { OAuthStore } from './store/types.js';
+import type { OAuthClientRecord, OAuthStore } from './store/types.js';
 import type { FailureThrottle } from './throttle.js';
 
 export interface ResolvedLifetimes {
@@ -37,6 +37,8 @@ export interface OAuthContext {
   engine: OAuth2Server;
   /** Checks a presented client secret against its stored hash (scrypt, successes remembered briefly). */
   secrets: SecretVerifier;
+  /** The client as the store has it now, past what this process kept (suspended ones: undefined). */
+  rereadClient(clientId: string): Promise<OAuthClientRecord | undefined>;
   /** Failed client authentications, per client id and per IP. */
   clientAuthThrottle: FailureThrottle;
   logger: Logger;

@@ -185,6 +185,10 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     bodyLimit: shared.bodyLimit,
     engine: new OAuth2Server({ model: {} as OAuth2Server.AuthorizationCodeModel }),
     secrets: createSecretVerifier(),
+    rereadClient(clientId) {
+      clientStatus.forget(clientId);
+      return context.store.getClient(clientId);
+    },
     clientAuthThrottle: guardedThrottle(
       createFailureThrottle({
         failures: options.bruteForce.clientAuthFailures,

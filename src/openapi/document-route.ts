@@ -17,9 +17,16 @@ export interface ApiDocumentSource {
   extraPaths?: Readonly<Record<string, PathItem>>;
 }
 
-/** Without `oauth.publicUrl`, the origin the caller used and the mount path, as the issuer does. */
-function serverUrl(request: PlatformRequest, publicUrl: string | undefined): string {
-  return publicUrl ?? `http://${header(request, 'host') ?? 'localhost'}${request.mountPath ?? ''}`;
+/**
+ * Where the platform's paths count from: `oauth.publicUrl`, else the origin the caller used and
+ * the mount path, as the issuer does. The host's own routes count from the same URL without the
+ * mount path.
+ */
+function serverUrls(request: PlatformRequest, publicUrl: string | undefined): { serverUrl: string; rootUrl: string } {
+  const mountPath = request.mountPath ?? '';
+  const serverUrl = publicUrl ?? `http://${header(request, 'host') ?? 'localhost'}${mountPath}`;
+  const rootUrl = mountPath !== '' && serverUrl.endsWith(mountPath) ? serverUrl.slice(0, -mountPath.length) : serverUrl;
+  return { serverUrl, rootUrl };
 }
 
 export function apiDocumentRoute(basePath: string, source: ApiDocumentSource): Route {
@@ -39,7 +46,7 @@ export function apiDocumentRoute(basePath: string, source: ApiDocumentSource): R
       if (documented?.count !== routes.length) documented = { count: routes.length, paths: documentPaths(routes) };
       const document = apiDocument(documented.paths, {
         info: source.info,
-        serverUrl: serverUrl(request, source.publicUrl),
+        ...serverUrls(request, source.publicUrl),
         ...(source.oauthIssuer ? { oauthIssuer: source.oauthIssuer(request) } : {}),
         ...(source.extraPaths ? { extraPaths: source.extraPaths } : {}),
       });

@@ -20,6 +20,8 @@ export interface ApiDocumentContext {
   info: ApiDocumentInfo;
   /** Where the paths are relative to: the public URL of the mount point. */
   serverUrl: string;
+  /** The server's root, where the host's own routes count from (the mount point's origin). */
+  rootUrl: string;
   /** Where the OAuth endpoints answer, while the OAuth server is on. */
   oauthIssuer?: string;
   /** The host's own path items, added beside the platform's. */
@@ -102,6 +104,8 @@ function operation(doc: RouteDoc, pathParams: readonly string[]): Record<string,
 
 export interface DocumentedPaths {
   paths: Record<string, PathItem>;
+  /** The paths of the host's routes, which count from the server's root. */
+  fromRoot: string[];
   schemes: SecuritySchemeName[];
   tags: string[];
 }
@@ -109,16 +113,26 @@ export interface DocumentedPaths {
 /** The part of the document that depends on the routes only, so it is built once. */
 export function documentPaths(routes: readonly DocumentedRoute[]): DocumentedPaths {
   const paths: Record<string, PathItem> = {};
+  const fromRoot: string[] = [];
   const schemes: SecuritySchemeName[] = [];
   const tags = new Set<string>();
   for (const route of routes) {
     const { path, params } = openApiPath(route.path);
+    if (route.fromRoot) fromRoot.push(path);
     const item = (paths[path] ??= {});
     item[route.method.toLowerCase()] = operation(route.doc, params);
     schemes.push(...(route.doc.security ?? []));
     tags.add(route.doc.tag);
   }
-  return { paths, schemes, tags: [...tags] };
+  return { paths, fromRoot, schemes, tags: [...tags] };
+}
+
+/** With the platform mounted under a prefix, the host's routes name their own server: the root (OpenAPI 3.1 4.8.9). */
+function rootServers(documented: DocumentedPaths, context: ApiDocumentContext): Record<string, PathItem> {
+  if (context.rootUrl === context.serverUrl) return documented.paths;
+  const paths = { ...documented.paths };
+  for (const path of documented.fromRoot) paths[path] = { ...paths[path], servers: [{ url: context.rootUrl }] };
+  return paths;
 }
 
 export function apiDocument(documented: DocumentedPaths, context: ApiDocumentContext): Record<string, unknown> {
@@ -127,7 +141,7 @@ export function apiDocument(documented: DocumentedPaths, context: ApiDocumentCon
     info: context.info,
     servers: [{ url: context.serverUrl }],
     tags: documented.tags.map((name) => TAGS.find((tag) => tag.name === name) ?? { name }),
-    paths: { ...context.extraPaths, ...documented.paths },
+    paths: { ...context.extraPaths, ...rootServers(documented, context) },
     components: { securitySchemes: securitySchemes(documented.schemes, context.oauthIssuer) },
   };
 }

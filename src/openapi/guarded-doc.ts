@@ -15,7 +15,8 @@ export interface GuardedRouteDoc extends Omit<RouteDoc, 'tag' | 'security' | 'cr
   tag?: string;
 }
 
-export type DocumentedRoute = Pick<Route, 'method' | 'path' | 'doc'>;
+/** `fromRoot`: a host route, whose path counts from the server's root, not from where the platform is mounted. */
+export type DocumentedRoute = Pick<Route, 'method' | 'path' | 'doc'> & { fromRoot?: true };
 
 const quotaExceededData = z.object({ api_path: z.string(), period: z.enum(['minute', 'day', 'month']), reset_at: z.iso.datetime() });
 
@@ -42,7 +43,7 @@ export function guardedRoutes() {
       }
       const { method, tag, ...described } = doc;
       const responses = Object.fromEntries(Object.entries(described.responses).map(([status, response]) => [status, withQuotaHeaders(response)]));
-      routes.push({ method, path: apiPath, doc: { ...described, tag: tag ?? 'openapi', security: ['bearer'], responses: { ...responses, ...GUARD_RESPONSES } } });
+      routes.push({ method, path: apiPath, fromRoot: true, doc: { ...described, tag: tag ?? 'openapi', security: ['bearer'], responses: { ...responses, ...GUARD_RESPONSES } } });
     },
   };
 }

@@ -83,6 +83,26 @@ describe.each(Object.keys(builds) as (keyof typeof builds)[])('host routes in th
   });
 });
 
+describe('host routes with the platform mounted under a prefix', () => {
+  it('OpenAPI 3.1 4.8.9: the platform\'s paths count from the mount point, the host\'s own routes from the root', async () => {
+    const app = express();
+    const platform = expressPlatform({ ...OPTIONS, apiDocument: { title: 'Shop API', version: '2.3.0' } });
+    app.use('/api', platform);
+    app.get('/openapi/v1/orders/:id', platform.quota('/openapi/v1/orders/:id', ORDER), (req, res) => {
+      res.json({ code: 0, data: { id: req.params.id } });
+    });
+    const served = await serve(app);
+    hosts.push(served);
+    const res = await fetch(`${served.url}/api/openapi/v1/openapi.json`);
+    const document = (await res.json()) as { servers: { url: string }[]; paths: Record<string, { servers?: { url: string }[] }> };
+    const result = await validate(structuredClone(document) as never);
+    expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
+    expect(document.servers).toEqual([{ url: `${served.url}/api` }]);
+    expect(document.paths['/openapi/v1/get_quota']?.servers).toBeUndefined();
+    expect(document.paths['/openapi/v1/orders/{id}']?.servers).toEqual([{ url: served.url }]);
+  });
+});
+
 describe('describing a guarded route', () => {
   it('needs the path it is listed under, once per method', () => {
     const platform = expressPlatform(OPTIONS);

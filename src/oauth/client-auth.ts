@@ -52,8 +52,7 @@ function presentedCredentials(request: PlatformRequest, form: Record<string, str
  * A failure against the record this process kept is checked once more against the store's: the
  * secret may have been rotated through another process a moment ago.
  */
-async function verifyPresented(presented: PresentedCredentials, context: OAuthContext): Promise<OAuthClientRecord | undefined> {
-  const client = await context.store.getClient(presented.clientId);
+async function verifyPresented(presented: PresentedCredentials, client: OAuthClientRecord | undefined, context: OAuthContext): Promise<OAuthClientRecord | undefined> {
   if (!client) {
     await verifyClientSecret(presented.secret ?? '', DECOY_HASH);
     return undefined;
@@ -97,10 +96,9 @@ function remembered(client: OAuthClientRecord | undefined, secret: string | unde
  */
 export async function authenticateClient(request: PlatformRequest, form: Record<string, string>, context: OAuthContext): Promise<OAuthClientRecord> {
   const presented = presentedCredentials(request, form);
-  if (presented.secret !== undefined) {
-    const client = await context.store.getClient(presented.clientId);
-    if (remembered(client, presented.secret, context)) return client;
-  }
+  // Read before the limit: a store failure here reserved nothing, and a remembered secret skips it.
+  const known = await context.store.getClient(presented.clientId);
+  if (remembered(known, presented.secret, context)) return known;
   const attempt = await context.clientAuthThrottle.attempt([`ip:${context.clientIp(request)}`, `client:${presented.clientId}`]);
   if (attempt.retryAfter > 0) {
     throw new OAuthProtocolError('invalid_client', `too many failed client authentications; retry in ${attempt.retryAfter} seconds`, 429, {
@@ -109,7 +107,7 @@ export async function authenticateClient(request: PlatformRequest, form: Record<
   }
   let client: OAuthClientRecord | undefined;
   try {
-    client = await verifyPresented(presented, context);
+    client = await verifyPresented(presented, known, context);
   } catch (error) {
     // No verdict (the store failed): not a failure of the caller.
     // Not awaited: the store is likely down, and this answer must not wait a second deadline.

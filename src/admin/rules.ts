@@ -6,15 +6,14 @@
  */
 import { z } from 'zod';
 import { ok } from '../core/envelope.js';
-import { ConflictError, NotFoundError, StoreUnavailableError, ValidationError } from '../core/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { readBody } from '../core/body.js';
 import { parseWith } from '../core/validation.js';
-import { withDeadline } from '../quota/deadline.js';
 import { quotaRuleSchema, resolveRule, unsatisfiable, type QuotaDefaults, type QuotaRule } from '../quota/rules.js';
 import { ruleKey, type QuotaRuleKey, type QuotaRuleStore } from '../quota/store/types.js';
 import type { AdminAccessCheck } from './access.js';
-import { adminRoute, parseQuery } from './route.js';
+import { adminRoute, parseQuery, quotaStoreCall } from './route.js';
 
 export interface RulesDeps {
   logger: Logger;
@@ -38,10 +37,7 @@ const ruleView = (rule: QuotaRule, source: 'options' | 'store') => ({ ...rule, s
 
 export function ruleRoutes(basePath: string, access: AdminAccessCheck, deps: RulesDeps) {
   const configuredKeys = new Set((deps.configured ?? []).map(ruleKey));
-  const stored = <T>(work: () => Promise<T>): Promise<T> =>
-    withDeadline('store', deps.storeTimeoutMs, work).catch((error: unknown) => {
-      throw new StoreUnavailableError('quota store', error);
-    });
+  const stored = <T>(work: () => Promise<T>) => quotaStoreCall(deps.storeTimeoutMs, work);
   const writable = (key: QuotaRuleKey) => {
     if (configuredKeys.has(ruleKey(key))) throw new ConflictError('This rule comes from the options (quota.rules); change it there');
   };

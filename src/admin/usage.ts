@@ -7,11 +7,10 @@ import { ok } from '../core/envelope.js';
 import { StoreUnavailableError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { normalizeApiPath } from '../quota/api-path.js';
-import { withDeadline } from '../quota/deadline.js';
 import type { QuotaService } from '../quota/service.js';
 import type { QuotaUsageStore } from '../quota/store/types.js';
 import type { AdminAccessCheck } from './access.js';
-import { adminRoute, parseQuery } from './route.js';
+import { adminRoute, parseQuery, quotaStoreCall } from './route.js';
 
 export interface UsageDeps {
   logger: Logger;
@@ -25,10 +24,7 @@ const readQuery = z.strictObject({ client_id: z.string().min(1) });
 const resetQuery = z.strictObject({ client_id: z.string().min(1), api_path: z.string().min(1).optional() });
 
 export function usageRoutes(basePath: string, access: AdminAccessCheck, deps: UsageDeps) {
-  const stored = <T>(work: () => Promise<T>): Promise<T> =>
-    withDeadline('store', deps.storeTimeoutMs, work).catch((error: unknown) => {
-      throw new StoreUnavailableError('quota store', error);
-    });
+  const stored = <T>(work: () => Promise<T>) => quotaStoreCall(deps.storeTimeoutMs, work);
 
   return [
     adminRoute(basePath, access, {

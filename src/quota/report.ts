@@ -2,33 +2,17 @@
 import { z } from 'zod';
 import type { QuotaStoreError, QuotaStoreTimeoutError } from './errors.js';
 import { bucketOf, periodState } from './decision.js';
-import type { PeriodWindow, QuotaPeriod } from './periods.js';
+import { QUOTA_PERIODS, type PeriodWindow } from './periods.js';
 import type { ResolvedQuotaRule } from './rules.js';
 
-/** `data` of get_quota. */
-export interface QuotaReport {
-  api_path: string;
-  scope: ResolvedQuotaRule['scope'];
-  cost: number;
-  periods: {
-    period: QuotaPeriod;
-    limit: number;
-    used: number;
-    remaining: number;
-    unlimited: boolean;
-    /** ISO 8601 UTC. */
-    reset_at: string;
-  }[];
-}
-
-/** QuotaReport as a zod schema, for the API document. */
+/** `data` of get_quota; the API document shows the same schema. */
 export const quotaReportSchema = z.object({
   api_path: z.string(),
   scope: z.enum(['client', 'global', 'system']),
   cost: z.number().int(),
   periods: z.array(
     z.object({
-      period: z.enum(['minute', 'day', 'month']),
+      period: z.enum(QUOTA_PERIODS),
       limit: z.number().int().meta({ description: '0 when unlimited' }),
       used: z.number().int(),
       remaining: z.number().int().meta({ description: '-1 when unlimited' }),
@@ -36,7 +20,9 @@ export const quotaReportSchema = z.object({
       reset_at: z.iso.datetime(),
     }),
   ),
-}) satisfies z.ZodType<QuotaReport>;
+});
+
+export type QuotaReport = z.infer<typeof quotaReportSchema>;
 
 export type QuotaInspection =
   | { outcome: 'ok'; report: QuotaReport; now: number; /** The envelope's `time`, ISO 8601 UTC. */ time: string }

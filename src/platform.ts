@@ -19,7 +19,7 @@ import { apiDocumentRoute } from './openapi/document-route.js';
 import { guardedRoutes, type GuardedRouteDoc } from './openapi/guarded-doc.js';
 import { getQuotaRoute, guardRequest, type GuardVerdict } from './openapi/guard.js';
 import { checkOptions, type CourierPlatformOptions, type PlatformEvent } from './options.js';
-import { buildQuotaService, resolveQuotaConfig, type StaticRuleSource, type TokenVerifier } from './quota/index.js';
+import { buildQuotaService, resolveQuotaConfig, type TokenVerifier } from './quota/index.js';
 
 export interface Platform {
   /**
@@ -114,7 +114,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
     if (config.store.rules) {
       adminParts.quota = {
         store: config.store.rules,
-        configured: Array.isArray(counting.rules) ? (config.rules.configured as StaticRuleSource).rules : counting.rules === undefined ? [] : undefined,
+        configured: config.rules.list,
         defaults: config.defaults,
         storeTimeoutMs: config.storeTimeoutMs,
         changed: () => quota.forgetRules(),

@@ -127,9 +127,9 @@ export interface QuotaConfig {
   store: QuotaStore;
   /**
    * A configured list (indexed, answers at once) or the host's own source, with the store's
-   * rules behind it when the store keeps some; `configured` is the first alone.
+   * rules behind it when the store keeps some. `list`: the configured rules, when they are a list.
    */
-  rules: { kind: 'static' | 'custom'; source: RuleSource; configured?: RuleSource };
+  rules: { kind: 'static' | 'custom'; source: RuleSource; list?: readonly QuotaRule[] };
   calendar: QuotaCalendar;
   defaults: QuotaDefaults;
   onStoreError: OnStoreError;
@@ -160,7 +160,7 @@ export function resolveQuotaConfig(options: ParsedQuotaServiceOptions): QuotaCon
         throw configurationError('invalid_option', `quota.rules[${i}]`, `cost ${resolved.cost} exceeds the ${period} limit ${resolved.limits[period]}, so no call could ever pass`);
       }
     });
-    rules = { kind: 'static', source: indexRules(list) };
+    rules = { kind: 'static', source: indexRules(list), list };
   } else {
     rules = { kind: 'custom', source: options.rules };
   }
@@ -168,7 +168,7 @@ export function resolveQuotaConfig(options: ParsedQuotaServiceOptions): QuotaCon
   if (store.rules) {
     // In process, stored rules change only here (and forgetRules() says when): still answered at once.
     const kind = rules.kind === 'static' && store.rules.inProcess ? 'static' : 'custom';
-    rules = { kind, source: withStoredRules(rules.source, store.rules), configured: rules.source };
+    rules = { ...rules, kind, source: withStoredRules(rules.source, store.rules) };
   }
   return {
     store,

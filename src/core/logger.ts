@@ -23,6 +23,12 @@ type Level = keyof Logger;
 const LEVELS: readonly Level[] = ['debug', 'info', 'warn', 'error'];
 
 const SECRET_KEY = /secret|password|passwd|authorization|cookie|token|^sign$|signature|credential|^code$|verifier|private/i;
+/**
+ * An error's own `code` says what failed (Node's `ECONNREFUSED`, a PlatformError's
+ * `store_unavailable`, PostgreSQL's SQLSTATE), so it stays; `code` anywhere else may be an
+ * authorization code (RFC 6749 4.1.2) and is masked.
+ */
+const isErrorCode = (key: string, value: unknown) => key === 'code' && (typeof value === 'string' || typeof value === 'number');
 const REDACTED = '[redacted]';
 // Also what stops a circular structure: nothing below this depth reaches the logger.
 const MAX_DEPTH = 6;
@@ -37,7 +43,10 @@ export function redact(value: unknown, depth = 0): unknown {
 
 function redactEntries<T extends object>(source: object, target: T, depth: number): T {
   const out = target as Record<string, unknown>;
-  for (const [key, item] of Object.entries(source)) out[key] = SECRET_KEY.test(key) ? REDACTED : redact(item, depth + 1);
+  const error = source instanceof Error;
+  for (const [key, item] of Object.entries(source)) {
+    out[key] = SECRET_KEY.test(key) && !(error && isErrorCode(key, item)) ? REDACTED : redact(item, depth + 1);
+  }
   return target;
 }
 

@@ -8,6 +8,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { PlatformError } from '../../src/core/errors.js';
 import { redact, safeLogger, type LogFields, type Logger } from '../../src/core/logger.js';
 import { ADAPTERS } from '../support/apps.js';
 import { SANDBOX_APP, basic } from '../support/courier.js';
@@ -65,6 +66,8 @@ describe.each(ADAPTERS)('a failed courier call in the host logger on $name', (ad
         ms: expect.any(Number),
         err: expect.objectContaining({
           type: expect.stringMatching(/UpstreamError$/),
+          // The error's code, not mistaken for an authorization code.
+          code: 'upstream_error',
           message: expect.stringMatching(/could not be reached/),
           stack: expect.stringMatching(/could not be reached[^]*\n\s+at /),
         }),
@@ -135,6 +138,22 @@ describe('redaction before the logger', () => {
     expect(copy.cause).toBeInstanceOf(Error);
     expect(copy.cause).toMatchObject({ message: 'connect refused', token: '[redacted]' });
     expect(error.password).toBe('hunter2');
+  });
+
+  it("an error's code stays (a system error, a PlatformError), a `code` field anywhere else is masked as an authorization code", () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED', errno: -111 });
+    const answered = new PlatformError(503, 'store_unavailable', 'The store is unavailable', { cause: refused });
+    const copy = redact({ err: answered, query: { code: 'SplxlOBeZQQYbYS6WxSbIA', state: 'xyz' }, code: 'Qcb0Orv1zh30vL1MPRsbm' }) as {
+      err: PlatformError & { cause: Error & { code: string } };
+      query: Record<string, string>;
+      code: string;
+    };
+    expect(copy.err.code).toBe('store_unavailable');
+    expect(copy.err.cause.code).toBe('ECONNREFUSED');
+    expect(copy.query).toEqual({ code: '[redacted]', state: 'xyz' });
+    expect(copy.code).toBe('[redacted]');
+    // An error's secret fields are masked all the same.
+    expect({ ...(redact(Object.assign(new Error('x'), { code: 'E1', token: 't-1' })) as object) }).toEqual({ code: 'E1', token: '[redacted]' });
   });
 
   it('a circular structure is cut at a fixed depth instead of reaching the logger', () => {

@@ -96,6 +96,13 @@ describe.each(ADAPTERS)('secrets on $name', (adapter) => {
     expect(text).toMatch(/"err":\{"type":"\w*UpstreamError[^}]*"stack":"[^"]*\\n\s+at /);
   });
 
+  it('logged errors keep their code: the masking of secrets leaves error codes alone', () => {
+    const text = logger.text();
+    expect(text).toMatch(/"err":\{"type":"\w*UpstreamError","message":"The courier platform could not be reached[^"]*","stack":"[^"]*","code":"upstream_error"/);
+    expect(text).toContain('"code":"upstream_timeout"');
+    expect(text).not.toContain('"code":"[redacted]"');
+  });
+
   it('the log holds no app secret, no Basic Auth value and no sign', () => {
     const text = logger.text();
     for (const secret of [SANDBOX_APP.appSecret, OTHER_APP.appSecret, WRONG_SECRET]) expect(text).not.toContain(secret);

@@ -8,7 +8,8 @@ export type GuardOutcome = 'admitted' | 'rejected' | 'store_error';
 export type CourierOutcome = 'ok' | 'refused' | 'error';
 
 export interface Telemetry {
-  guardedCall(clientId: string, endpoint: string, outcome: GuardOutcome): void;
+  /** `named`: the guard names its endpoint (`platform.quota(apiPath)`), so the label is kept whatever the cap. */
+  guardedCall(clientId: string, endpoint: string, outcome: GuardOutcome, named: boolean): void;
   tokenIssued(grantType: string): void;
   clientAuthFailed(): void;
   courierCall(operation: string, outcome: CourierOutcome, seconds: number): void;

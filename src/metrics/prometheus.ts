@@ -1,12 +1,14 @@
 /**
  * The platform's metrics in a prom-client registry (docs/operator.md#metrics). Label values are
- * bounded: operations, grant types, outcomes and stores are fixed lists; applications and
- * endpoints are capped per process, and what comes after the cap is counted as `other`.
+ * bounded: operations, grant types, outcomes and stores are fixed lists; endpoints the host named
+ * are as many as its code names. Applications, and the paths of guards that name no endpoint,
+ * are capped per process, and what comes after the cap is counted as `other`: a caller who
+ * invents paths fills the unnamed share only, never a named endpoint's label.
  */
 import { Counter, Histogram, Registry } from 'prom-client';
 import type { Telemetry } from '../core/telemetry.js';
 
-/** Distinct client ids, and distinct endpoints, a process labels before it answers `other`. */
+/** Distinct client ids, and distinct unnamed endpoints, a process labels before it answers `other`. */
 export const LABEL_VALUE_CAP = 1000;
 
 function cappedLabel(cap: number): (value: string) => string {
@@ -61,11 +63,12 @@ export function createPrometheusTelemetry(registry: Registry = new Registry()): 
     registers: [registry],
   });
   const client = cappedLabel(LABEL_VALUE_CAP);
-  const endpoint = cappedLabel(LABEL_VALUE_CAP);
+  const unnamedEndpoint = cappedLabel(LABEL_VALUE_CAP);
 
   return {
     registry,
-    guardedCall: (clientId, apiPath, outcome) => guarded.inc({ client_id: client(clientId), endpoint: endpoint(apiPath), outcome }),
+    guardedCall: (clientId, apiPath, outcome, named) =>
+      guarded.inc({ client_id: client(clientId), endpoint: named ? apiPath : unnamedEndpoint(apiPath), outcome }),
     tokenIssued: (grantType) => tokens.inc({ grant_type: grantType }),
     clientAuthFailed: () => authFailures.inc(),
     courierCall(operation, outcome, seconds) {

@@ -54,17 +54,23 @@ function tokenCheckError(error: unknown): PlatformError {
 
 const tokenCheckFailed = (error: unknown): GuardVerdict => refusal(tokenCheckError(error));
 
-function verdictOf(decision: QuotaDecision, identity: QuotaIdentity, telemetry: Telemetry): GuardVerdict {
-  telemetry.guardedCall(identity.clientId, decision.apiPath, decision.outcome === 'store_unavailable' ? 'store_error' : decision.outcome);
+/** Where the call is counted: the guard's `apiPath` when it names one, else the request's path. */
+interface Endpoint {
+  apiPath: string;
+  named: boolean;
+}
+
+function verdictOf(decision: QuotaDecision, identity: QuotaIdentity, endpoint: Endpoint, telemetry: Telemetry): GuardVerdict {
+  telemetry.guardedCall(identity.clientId, decision.apiPath, decision.outcome === 'store_unavailable' ? 'store_error' : decision.outcome, endpoint.named);
   if (decision.outcome === 'store_unavailable' || decision.source === 'insurance') telemetry.storeError('quota store');
   const verdict = guardVerdict(decision);
   return verdict.pass ? { pass: true, headers: verdict.headers, identity } : verdict;
 }
 
-function charge(identity: QuotaIdentity | undefined, quota: QuotaService, apiPath: string, telemetry: Telemetry): MaybePromise<GuardVerdict> {
+function charge(identity: QuotaIdentity | undefined, quota: QuotaService, endpoint: Endpoint, telemetry: Telemetry): MaybePromise<GuardVerdict> {
   if (!identity) return refusal(unauthorized());
-  const decision = quota.consume(identity.clientId, apiPath);
-  return isThenable(decision) ? decision.then((d) => verdictOf(d, identity, telemetry), refusal) : verdictOf(decision, identity, telemetry);
+  const decision = quota.consume(identity.clientId, endpoint.apiPath);
+  return isThenable(decision) ? decision.then((d) => verdictOf(d, identity, endpoint, telemetry), refusal) : verdictOf(decision, identity, endpoint, telemetry);
 }
 
 /**
@@ -77,18 +83,19 @@ export function guardRequest(
   request: PlatformRequest,
   quota: QuotaService,
   verify: TokenVerifier,
-  apiPath = request.path,
+  apiPath?: string,
   telemetry: Telemetry = noTelemetry,
 ): MaybePromise<GuardVerdict> {
+  const endpoint: Endpoint = { apiPath: apiPath ?? request.path, named: apiPath !== undefined };
   let identity: MaybePromise<QuotaIdentity | undefined>;
   try {
     identity = identityOf(request, verify);
   } catch (error) {
     return tokenCheckFailed(error);
   }
-  if (isThenable(identity)) return identity.then((id) => charge(id, quota, apiPath, telemetry), tokenCheckFailed);
+  if (isThenable(identity)) return identity.then((id) => charge(id, quota, endpoint, telemetry), tokenCheckFailed);
   try {
-    return charge(identity, quota, apiPath, telemetry);
+    return charge(identity, quota, endpoint, telemetry);
   } catch (error) {
     return refusal(error);
   }

@@ -3,13 +3,29 @@
  * Prometheus text format by a parser, and its counters follow the calls made (guarded calls
  * admitted and refused, a token issued, a failed client authentication, a courier call).
  */
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import connect from 'connect';
+import express from 'express';
+import Koa from 'koa';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
+import { courierPlatform as connectPlatform } from '../../adapters/connect.js';
+import { courierPlatform as expressPlatform } from '../../adapters/express.js';
+import { courierPlatform as koaPlatform } from '../../adapters/koa.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { LABEL_VALUE_CAP } from '../../src/metrics/prometheus.js';
+import type { CourierPlatformOptions } from '../../src/options.js';
+import type { AdapterName } from '../support/oauth.js';
+import { serve, type Served } from '../support/net.js';
 import { SANDBOX_DEFAULT_APP_ID, SANDBOX_DEFAULT_APP_SECRET } from '../../src/sandbox/sandbox.js';
 import { accessToken, ADAPTER_NAMES, bearer, closeHosts, CONFIDENTIAL, PING, ping, startHost, type QuotaHost } from '../http/quota-helpers.js';
 
-afterEach(closeHosts);
+const served: Served[] = [];
+afterEach(async () => {
+  await closeHosts();
+  await Promise.all(served.splice(0).map((server) => server.close()));
+});
 
 const TOKEN = 'operator-token-0123456789abcdef0123456789';
 
@@ -75,5 +91,93 @@ describe.each(ADAPTER_NAMES)('admin metrics on %s', (adapter) => {
     expect((await ping(host, token)).status).toBe(200);
     const own = parsePrometheusTextFormat(await registry.metrics());
     expect(valueOf(own, 'courier_platform_guarded_calls_total', { client_id: CONFIDENTIAL.id, endpoint: PING, outcome: 'admitted' })).toBe(1);
+  });
+});
+
+const NAMED = '/openapi/v1/orders/:id';
+const APP_TOKEN = 'app-token';
+
+/**
+ * A host with a named guard on `/openapi/v1/orders/:id` and an unnamed guard on everything else
+ * under `/openapi/v1` (each path its own endpoint). The host's own token check admits one token.
+ */
+function wildcardHost(adapter: AdapterName): RequestListener {
+  const options: CourierPlatformOptions = {
+    courier: false,
+    oauth: false,
+    logger: silentLogger,
+    admin: { token: TOKEN },
+    quota: { verifyToken: (token) => (token === APP_TOKEN ? { clientId: 'shop', scope: [] } : undefined) },
+  };
+  const named = /^\/openapi\/v1\/orders\/[^/]+$/;
+  const answer = (res: ServerResponse) => {
+    res.setHeader('content-type', 'application/json');
+    res.end('{"ok":true}');
+  };
+  if (adapter === 'koa') {
+    const app = new Koa();
+    const platform = koaPlatform(options);
+    const [one, any] = [platform.quota(NAMED), platform.quota()];
+    app.use(platform);
+    app.use(async (ctx, next) => {
+      if (!ctx.path.startsWith('/openapi/v1/')) return next();
+      await (named.test(ctx.path) ? one : any)(ctx, async () => {
+        ctx.body = { ok: true };
+      });
+    });
+    return app.callback();
+  }
+  if (adapter === 'connect') {
+    const app = connect();
+    const platform = connectPlatform(options);
+    const [one, any] = [platform.quota(NAMED), platform.quota()];
+    app.use(platform);
+    app.use('/openapi/v1', (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => {
+      const path = (req.url ?? '/').split('?')[0]!;
+      (named.test(`/openapi/v1${path}`) ? one : any)(req, res, (error?: unknown) => (error ? next(error) : answer(res)));
+    });
+    return app;
+  }
+  const app = express();
+  const platform = expressPlatform(options);
+  app.use(platform);
+  app.get(NAMED, platform.quota(NAMED), (_req, res) => void res.json({ ok: true }));
+  app.use('/openapi/v1', platform.quota(), (_req, res) => void res.json({ ok: true }));
+  return app;
+}
+
+/** GETs every path with the app's token, a few at a time over keep-alive connections; each must pass. */
+async function callAll(origin: string, paths: readonly string[]): Promise<void> {
+  const queue = [...paths];
+  const worker = async () => {
+    for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
+      const res = await fetch(`${origin}${path}`, { headers: { authorization: `Bearer ${APP_TOKEN}` } });
+      await res.arrayBuffer();
+      expect(res.status, path).toBe(200);
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+}
+
+describe.each(ADAPTER_NAMES)('the endpoint label cap on %s', (adapter) => {
+  it('a named endpoint keeps its label after invented paths under an unnamed guard filled the cap; those share `other`', { timeout: 60_000 }, async () => {
+    const server = await serve(wildcardHost(adapter));
+    served.push(server);
+    const bogus = Array.from({ length: LABEL_VALUE_CAP + 200 }, (_, i) => `/openapi/v1/x${i}`);
+    await callAll(server.url, bogus);
+    await callAll(server.url, ['/openapi/v1/orders/41', '/openapi/v1/orders/42', '/openapi/v1/never-seen']);
+
+    const res = await fetch(`${server.url}/admin/metrics`, { headers: bearer(TOKEN) });
+    const families = parsePrometheusTextFormat(await res.text());
+    const guarded = 'courier_platform_guarded_calls_total';
+    const at = (endpoint: string) => valueOf(families, guarded, { client_id: 'shop', endpoint, outcome: 'admitted' });
+    expect(at(NAMED)).toBe(2);
+    // The unnamed share: the first LABEL_VALUE_CAP paths keep theirs, the rest are `other`.
+    expect(at('/openapi/v1/x0')).toBe(1);
+    expect(at(`/openapi/v1/x${LABEL_VALUE_CAP - 1}`)).toBe(1);
+    expect(at(`/openapi/v1/x${LABEL_VALUE_CAP}`)).toBe(0);
+    expect(at('other')).toBe(201);
+    const endpoints = new Set(families.find((f) => f.name === guarded)!.metrics.map((m) => m.labels!.endpoint));
+    expect(endpoints.size).toBe(LABEL_VALUE_CAP + 2);
   });
 });

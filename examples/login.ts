@@ -41,8 +41,18 @@ export function loginRoutes({ publicUrl, sessions, tokens, secure, store }: Logi
   const publicOrigin = new URL(publicUrl).origin;
 
   // Only come back to this site: an open redirect here would undo the platform's redirect_uri checks.
-  const safeReturn = (value: unknown) =>
-    typeof value === 'string' && (value.startsWith(`${publicUrl}/`) || (value.startsWith('/') && !value.startsWith('//'))) ? value : '/';
+  // `return_to` is resolved as the browser will resolve the Location header (WHATWG URL), so
+  // `//evil.example`, `/\evil.example`, `\\evil.example` and `javascript:` are judged by where they lead.
+  const safeReturn = (value: unknown): string => {
+    if (typeof value !== 'string' || value === '') return '/';
+    let target: URL;
+    try {
+      target = new URL(value, `${publicUrl}/`);
+    } catch {
+      return '/';
+    }
+    return target.origin === publicOrigin ? target.href : '/';
+  };
 
   const preSession = (req: Request, res: Response): string => {
     const current = readCookie(req, PRE_SESSION_COOKIE);

@@ -73,6 +73,42 @@ describe('the example login page', () => {
     expect(await platformSeesSignedIn(visitor)).toBe(true);
   });
 
+  it('follows a return_to that stays on this site, absolute or relative', async () => {
+    for (const [returnTo, expected] of [
+      [`${example.base}/callback?x=1`, `${example.base}/callback?x=1`],
+      ['oauth/authorize?y=2', `${example.base}/oauth/authorize?y=2`],
+      ['/%5C%5Cevil.example/', `${example.base}/%5C%5Cevil.example/`],
+    ]) {
+      const page = await signIn(new Visitor(example.base), 'demo', 'demo', returnTo);
+      expect([returnTo, page.status, page.location?.href]).toEqual([returnTo, 303, expected]);
+    }
+  });
+
+  it('sends to the start page instead of a return_to that leaves this site, as a browser would read it', async () => {
+    const elsewhere = [
+      '/\\evil.example/',
+      '//evil.example/',
+      '\\\\evil.example/',
+      '/\t/evil.example/',
+      '\\/evil.example',
+      'https://evil.example/',
+      'https:evil.example',
+      `${example.base}.evil.example/`,
+      `${example.base}@evil.example/`,
+      'javascript:alert(document.domain)',
+      ' javascript:alert(1)',
+      'data:text/html,<script>alert(1)</script>',
+      'http://[::1',
+    ];
+    for (const returnTo of elsewhere) {
+      const visitor = new Visitor(example.base);
+      const form = await visitor.open(`/login?return_to=${encodeURIComponent(returnTo)}`);
+      expect([returnTo, hiddenInput(form.text, 'return_to')]).toEqual([returnTo, '/']);
+      const page = await signIn(visitor, 'demo', 'demo', returnTo);
+      expect([returnTo, page.status, page.location?.href]).toEqual([returnTo, 303, `${example.base}/`]);
+    }
+  });
+
   describe('refuses a login from another site (login CSRF)', () => {
     it('answers 403 to a cross-site form post carrying no token, even with the victim cookies', async () => {
       const victim = new Visitor(example.base);

@@ -20,6 +20,7 @@ export {
   MethodNotAllowedError,
   PayloadTooLargeError,
   UnsupportedMediaTypeError,
+  TooManyFailuresError,
   UpstreamError,
   UpstreamTimeoutError,
   PLATFORM_ERROR_STATUS,

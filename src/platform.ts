@@ -84,7 +84,8 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
   // Metrics are collected while the admin API, which serves them, is on.
   const metrics = options.admin === false ? undefined : createPrometheusTelemetry(options.admin.registry);
   const telemetry = metrics ?? noTelemetry;
-  const adminParts: Omit<AdminParts, 'registry'> = { logger, bodyLimit, now };
+  const publicUrl = options.oauth === false ? undefined : options.oauth.publicUrl;
+  const adminParts: Omit<AdminParts, 'registry'> = { logger, bodyLimit, now, clientIp, publicUrl };
   const emit = eventEmitter<PlatformEvent>(options.onEvent, now, logger);
   let verifyToken: TokenVerifier | undefined;
   let oauthIssuer: ((request: PlatformRequest) => string) | undefined;
@@ -121,7 +122,6 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
       };
     }
     if (config.store.usage) adminParts.usage = { usage: config.store.usage, quota, storeTimeoutMs: config.storeTimeoutMs };
-    const publicUrl = options.oauth === false ? undefined : options.oauth.publicUrl;
     const { paths: extraPaths, ...info } = options.apiDocument;
     const guarded = guardedRoutes();
     describeGuarded = (apiPath, doc) => guarded.add(apiPath, doc);

@@ -1,12 +1,15 @@
 /**
  * Who may call the admin API (docs/operator.md): a Bearer token equal to `admin.token`, or a
  * request the host's `admin.authorize` admits. No credentials is a 401; credentials that are wrong
- * or an operator check that says no is a 403.
+ * or an operator check that says no is a 403. Writes from other sites' pages are refused first
+ * (cross-site.ts); wrong tokens are limited per address and logged (failed-tokens.ts).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { ForbiddenError, HostCallbackError, UnauthorizedError } from '../core/errors.js';
+import { ForbiddenError, HostCallbackError, TooManyFailuresError, UnauthorizedError } from '../core/errors.js';
 import { header, type PlatformRequest } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
+import { crossSiteCheck, type CrossSiteOptions } from './cross-site.js';
+import { failedTokenLimit } from './failed-tokens.js';
 import type { ResolvedAdminOptions } from './options.js';
 
 const CHALLENGE = 'Bearer realm="admin"';
@@ -16,13 +19,33 @@ const digest = (value: string) => createHash('sha256').update(value).digest();
 
 export type AdminAccessCheck = (request: PlatformRequest) => Promise<void>;
 
-export function adminAccess(options: Pick<ResolvedAdminOptions, 'token' | 'authorize'>, logger: Logger): AdminAccessCheck {
+export interface AdminAccessParts {
+  logger: Logger;
+  /** The caller's address, as the platform tells it (`clientIp`, else the peer). */
+  clientIp(request: PlatformRequest): string;
+  publicUrl: string | undefined;
+}
+
+export function adminAccess(
+  options: Pick<ResolvedAdminOptions, 'token' | 'authorize' | 'allowedOrigins'>,
+  { logger, clientIp, publicUrl }: AdminAccessParts,
+): AdminAccessCheck {
   const expected = options.token === undefined ? undefined : digest(options.token);
+  const sameSite = crossSiteCheck({ publicUrl, allowedOrigins: options.allowedOrigins } satisfies CrossSiteOptions);
+  const failures = failedTokenLimit(logger);
   return async (request) => {
+    sameSite(request);
     const authorization = header(request, 'authorization');
     const bearer = authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
     if (bearer !== undefined && expected) {
-      if (timingSafeEqual(digest(bearer), expected)) return;
+      const address = clientIp(request);
+      const wait = await failures.reserve(address);
+      if (wait > 0) throw new TooManyFailuresError(`Too many wrong admin tokens from this address; retry in ${wait} seconds`, wait);
+      if (timingSafeEqual(digest(bearer), expected)) {
+        failures.admitted(address);
+        return;
+      }
+      failures.failed(address);
       if (!options.authorize) throw new ForbiddenError('This token does not admit to the admin API');
     }
     if (options.authorize) {

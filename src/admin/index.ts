@@ -5,6 +5,7 @@
  */
 import type { Registry } from 'prom-client';
 import { errorEnvelope } from '../core/envelope.js';
+import type { PlatformRequest } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
 import type { Namespace, Route } from '../core/router.js';
 import { adminAccess } from './access.js';
@@ -22,6 +23,10 @@ export interface AdminParts {
   registry: Registry;
   bodyLimit: number;
   now: () => number;
+  /** The caller's address, as the platform tells it: wrong admin tokens are limited per address. */
+  clientIp(request: PlatformRequest): string;
+  /** `oauth.publicUrl`: the origin whose pages may write, besides the request's own Host. */
+  publicUrl: string | undefined;
   /** Present while the OAuth server is on. */
   oauth?: {
     revokeGrants(grants: { sub: string; clientId: string }): Promise<void>;
@@ -35,7 +40,7 @@ export interface AdminParts {
 
 export function createAdmin(options: ResolvedAdminOptions, parts: AdminParts): { namespace: Namespace; routes: Route[] } {
   const { basePath } = options;
-  const access = adminAccess(options, parts.logger);
+  const access = adminAccess(options, parts);
   const routes: Route[] = [...metricsRoutes(basePath, access, parts.registry)];
   const { logger, bodyLimit, now } = parts;
   if (parts.oauth) {

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import type { Registry } from 'prom-client';
-import { basePathOption, functionOption, objectWith } from '../core/option-schemas.js';
+import { basePathOption, functionOption, httpUrlOption, objectWith } from '../core/option-schemas.js';
 
 /** The host's answer on who is an operator: `true` yes, `false` signed in but not an operator (403), `null`/`undefined` nobody signed in (401). */
 export type AdminDecision = boolean | null | undefined;
@@ -16,17 +16,27 @@ export interface AdminOptions<Req = unknown> {
   token?: string;
   /** The host's own check of an operator, given the framework's request (Express `req`, Koa `ctx`). */
   authorize?: (req: Req) => AdminDecision | Promise<AdminDecision>;
+  /**
+   * Origins of other sites whose pages may write through the admin API with the operator's
+   * cookies, e.g. `['https://ops.example.com']`. Default none: writes from other sites' pages are
+   * refused (docs/operator.md#cross-site-requests).
+   */
+  allowedOrigins?: string[];
   /** How long a rotated-out client secret keeps working, in seconds. Default 86400 (24 h). */
   secretOverlapSeconds?: number;
   /** Where the metrics go (a prom-client Registry, e.g. the one your own /metrics serves). Default: a registry of the platform's own. */
   registry?: Registry;
 }
 
+/** `https://ops.example.com`: scheme, host and port, as a browser sends it in `Origin`. */
+const originOption = httpUrlOption.refine((value) => URL.canParse(value) && new URL(value).origin === value, 'must be an origin: scheme, host and port only, no path or trailing slash');
+
 export const adminOptionsSchema = z
   .strictObject({
     basePath: basePathOption.default('/admin'),
     token: z.string().min(32, 'must be at least 32 characters (e.g. `openssl rand -hex 32`)').optional(),
     authorize: functionOption<NonNullable<AdminOptions['authorize']>>().optional(),
+    allowedOrigins: z.array(originOption).default([]),
     secretOverlapSeconds: z.number().int().min(0).default(86_400),
     registry: objectWith<Registry>(['metrics', 'registerMetric', 'getSingleMetric'], 'a prom-client Registry').optional(),
   })

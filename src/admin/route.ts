@@ -24,7 +24,13 @@ export interface AdminRouteSpec {
 /** The operator check answers these on every admin route. */
 const ACCESS_ERRORS: Readonly<Record<number, RouteResponseDoc>> = {
   401: envelopeError('No operator credentials', ['WWW-Authenticate']),
-  403: envelopeError('A wrong token, or `admin.authorize` said no'),
+  403: envelopeError('A wrong token, `admin.authorize` said no, or (a write) the request came from another site'),
+  429: envelopeError('Too many wrong tokens from this address', ['Retry-After']),
+};
+
+/** And these on writes (cross-site.ts). */
+const WRITE_ERRORS: Readonly<Record<number, RouteResponseDoc>> = {
+  415: envelopeError('A body that is not JSON'),
 };
 
 /** A response described in words only is the envelope (the metrics, in another format, say so). */
@@ -34,7 +40,8 @@ function inEnvelope(status: number, response: RouteResponseDoc): RouteResponseDo
 }
 
 export function adminRoute(basePath: string, access: AdminAccessCheck, spec: AdminRouteSpec): Route {
-  const responses = Object.fromEntries(Object.entries({ ...spec.doc.responses, ...ACCESS_ERRORS }).map(([status, response]) => [status, inEnvelope(Number(status), response)]));
+  const errors = spec.method === 'GET' ? ACCESS_ERRORS : { ...WRITE_ERRORS, ...ACCESS_ERRORS };
+  const responses = Object.fromEntries(Object.entries({ ...spec.doc.responses, ...errors }).map(([status, response]) => [status, inEnvelope(Number(status), response)]));
   return {
     method: spec.method,
     path: `${basePath}${spec.path}`,

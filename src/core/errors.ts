@@ -22,6 +22,7 @@ export const PLATFORM_ERROR_STATUS = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   quota_exceeded: 429,
+  too_many_failures: 429,
   internal_error: 500,
   host_callback_failed: 500,
   upstream_error: 502,
@@ -131,6 +132,13 @@ export class UnauthorizedError extends PlatformError {
 export class ForbiddenError extends PlatformError {
   constructor(message: string) {
     super(403, 'forbidden', message);
+  }
+}
+
+/** Too many failed credentials from one client address (wrong admin tokens): wait `retryAfter` seconds. */
+export class TooManyFailuresError extends PlatformError {
+  constructor(message: string, retryAfter: number) {
+    super(429, 'too_many_failures', message, { headers: { 'retry-after': String(retryAfter) } });
   }
 }
 

@@ -31,6 +31,12 @@ describe('admin options', () => {
 
   it('is off by default and accepted when well formed', () => {
     expect(fieldOf(false)).toBeUndefined();
-    expect(fieldOf({ token: 'x'.repeat(32), basePath: '/ops' })).toBeUndefined();
+    expect(fieldOf({ token: 'x'.repeat(32), basePath: '/ops', allowedOrigins: ['https://ops.example.com', 'http://127.0.0.1:8080'] })).toBeUndefined();
+  });
+
+  it('takes origins only in allowedOrigins: a path or trailing slash would never equal what a browser sends', () => {
+    for (const bad of ['https://ops.example.com/', 'https://ops.example.com/console', 'ops.example.com', 'ftp://ops.example.com', 'https://OPS.example.com']) {
+      expect([bad, fieldOf({ token: 'x'.repeat(32), allowedOrigins: [bad] })]).toEqual([bad, 'admin.allowedOrigins[0]']);
+    }
   });
 });

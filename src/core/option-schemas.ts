@@ -34,7 +34,7 @@ export function objectWith<T>(methods: readonly string[], what: string, instead?
 export type DatabaseClient = 'redis' | 'postgres';
 
 /** An ioredis `Redis` or `Cluster` (what createRedis*Store take as `client`), or a pg `Pool` or `Client` (`pool`). */
-export function databaseClientOf(value: unknown): DatabaseClient | undefined {
+function databaseClientOf(value: unknown): DatabaseClient | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const has = (name: string) => typeof (value as Record<string, unknown>)[name] === 'function';
   if (has('evalsha') && has('get')) return 'redis';

@@ -25,6 +25,11 @@ app.use((_req: unknown, res: import('node:http').ServerResponse) => {
   res.end('courier-platform on Connect: try GET /courier/get_address\n');
 });
 
-createServer(app).listen(config.port, config.host, () => {
+const server = createServer(app).listen(config.port, config.host, () => {
   console.log(`courier-platform Connect example on http://${config.host}:${config.port}/courier/get_address`);
+});
+// A port in use (EADDRINUSE) or an address this machine lacks: one line and exit code 1, as `npm start`.
+server.once('error', (error) => {
+  console.error(`courier-platform Connect example: cannot listen on ${config.host}:${config.port}: ${error.message}`);
+  process.exit(1);
 });

@@ -23,6 +23,11 @@ app.use((ctx) => {
   ctx.body = 'courier-platform on Koa: try GET /courier/get_address\n';
 });
 
-app.listen(config.port, config.host, () => {
+const server = app.listen(config.port, config.host, () => {
   console.log(`courier-platform Koa example on http://${config.host}:${config.port}/courier/get_address`);
+});
+// A port in use (EADDRINUSE) or an address this machine lacks: one line and exit code 1, as `npm start`.
+server.once('error', (error) => {
+  console.error(`courier-platform Koa example: cannot listen on ${config.host}:${config.port}: ${error.message}`);
+  process.exit(1);
 });

@@ -114,8 +114,24 @@ function checkBasePaths(options: ResolvedPlatformOptions): void {
   }
 }
 
+/**
+ * What a framework passes to a middleware: a Node request (Express, Connect) or a Koa context.
+ * The factory receives one when it is mounted without being called.
+ */
+function frameworkArgument(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const has = (name: string) => name in value && (value as Record<string, unknown>)[name] !== undefined;
+  if (has('req') && has('res') && has('request') && has('response')) return 'a Koa context';
+  if (has('headers') && has('method') && has('socket')) return 'an HTTP request';
+  return undefined;
+}
+
 /** Checks options once, at the factory: a typo or a bad value throws a ConfigurationError naming it. */
 export function checkOptions<Req>(options: CourierPlatformOptions<Req> | undefined): ResolvedPlatformOptions {
+  const received = frameworkArgument(options);
+  if (received) {
+    throw configurationError('invalid_option', 'options', `is ${received}: courierPlatform was mounted without being called; write app.use(courierPlatform()), not app.use(courierPlatform)`);
+  }
   const parsed = parseConfig(platformOptionsSchema, options ?? {}, 'invalid_option');
   // Without a choice, quotas follow the OAuth server: its tokens are what identifies an application.
   const quota = parsed.quota ?? (parsed.oauth === false ? false : quotaOptionsSchema.parse({}));

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { closestKey } from './did-you-mean.js';
 import { ConfigurationError, ValidationError, type ConfigurationErrorCode, type FieldIssue } from './errors.js';
 
 /** Renders a zod path the way a caller writes it: `goods[0].goodsName`. */
@@ -39,8 +40,11 @@ function leafIssues(issue: Issue, prefix: readonly PropertyKey[] = []): Issue[] 
   return deeper.flat().flatMap((inner) => leafIssues(inner, path));
 }
 
+/** How an unknown key is reported: the same words for every key, or words that may name the key meant. */
+type UnknownField = string | ((path: readonly PropertyKey[], key: string) => string);
+
 /** One zod issue in, one or more field issues out, each naming the field and the rule. */
-function toFieldIssues(issue: Issue, input: unknown, unknownField: string, empty: string): FieldIssue[] {
+function toFieldIssues(issue: Issue, input: unknown, unknownField: UnknownField, empty: string): FieldIssue[] {
   const field = fieldPath(issue.path, empty);
   const missing = issue.path.length > 0 && valueAt(input, issue.path) === undefined;
   if (missing && issue.code !== 'custom' && issue.code !== 'unrecognized_keys') {
@@ -48,7 +52,11 @@ function toFieldIssues(issue: Issue, input: unknown, unknownField: string, empty
   }
   switch (issue.code) {
     case 'unrecognized_keys':
-      return issue.keys.map((key) => ({ field: fieldPath([...issue.path, key], empty), rule: 'unknown_field', message: unknownField }));
+      return issue.keys.map((key) => ({
+        field: fieldPath([...issue.path, key], empty),
+        rule: 'unknown_field',
+        message: typeof unknownField === 'string' ? unknownField : unknownField(issue.path, key),
+      }));
     case 'invalid_type':
       if (issue.expected === 'int') return [{ field, rule: 'integer', message: 'must be an integer' }];
       return [{ field, rule: 'type', message: `must be ${issue.expected === 'array' || issue.expected === 'object' ? 'an' : 'a'} ${issue.expected}` }];
@@ -98,7 +106,12 @@ function joinField(prefix: string, field: string): string {
  * bad field, each under `prefix` (`quota` makes `quota.rules[0].clientId`).
  */
 export function parseConfig<S extends z.ZodType>(schema: S, input: unknown, code: ConfigurationErrorCode, prefix = ''): z.output<S> {
-  const unknownField = code === 'invalid_option' ? 'is not an option (check the spelling)' : 'is not a known field';
+  const unknown = code === 'invalid_option' ? 'is not an option' : 'is not a known field';
+  const unknownField = (path: readonly PropertyKey[], key: string) => {
+    const meant = closestKey(schema, path, key);
+    if (meant !== undefined) return `${unknown}; did you mean \`${meant}\`?`;
+    return code === 'invalid_option' ? `${unknown} (check the spelling)` : unknown;
+  };
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const issues = result.error.issues

@@ -38,6 +38,22 @@ function clientCredentialsNeedSecret(client: { grants: string[]; secretHash?: st
   }
 }
 
+/**
+ * A configured client says which kind it is: a secret (or its hash) makes it confidential,
+ * `public: true` makes it public (it proves itself with PKCE instead, docs/oauth.md#pkce).
+ * Without this, `secretHash: process.env.X` with X unset would quietly make a public client.
+ */
+function secretOrPublic(client: { grants: string[]; secretHash?: string | undefined; secret?: string | undefined; public?: boolean | undefined }, ctx: z.RefinementCtx): void {
+  const hasSecret = client.secretHash !== undefined || client.secret !== undefined;
+  if (client.public === true) {
+    if (hasSecret) ctx.addIssue({ code: 'custom', message: 'is true, but the client has a secret: a public client has none; remove one of the two', path: ['public'] });
+    return;
+  }
+  if (hasSecret) return;
+  const given = 'secretHash' in client || 'secret' in client ? 'is undefined (is the environment variable it reads set?)' : 'is required';
+  ctx.addIssue({ code: 'custom', message: `${given}: give secretHash (or secret), or mark a client without a secret public: true`, path: ['secretHash'] });
+}
+
 /** A client as the stores keep it. */
 /** OIDC Registration `id_token_signed_response_alg`: what an id_token may be signed with (a key of that algorithm must be configured). */
 const idTokenSigningAlg = z.enum(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']);
@@ -68,9 +84,11 @@ export const clientConfigSchema = z
     redirectUris,
     scopes: scopes.default([...DEFAULT_CLIENT_SCOPES]),
     grants: grants.default([...DEFAULT_CLIENT_GRANTS]),
+    public: z.boolean().optional(),
     introspect: z.boolean().optional(),
     idTokenSigningAlg: idTokenSigningAlg.optional(),
   })
+  .superRefine(secretOrPublic)
   .superRefine(clientCredentialsNeedSecret)
   .refine((client) => client.secret === undefined || client.secretHash === undefined, {
     message: 'give secret or secretHash, not both',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { basePathOption, functionOption, httpUrlOption, objectWith, positiveInteger } from '../core/option-schemas.js';
+import { basePathOption, functionOption, httpUrlOption, positiveInteger, storeOption } from '../core/option-schemas.js';
 import { clientConfigSchema } from './client-record.js';
 import { DEFAULT_ALG, readSigningKey, type SigningKey, type SigningKeyInput } from './keys.js';
 import type { GrantType, OAuthStore } from './store/types.js';
@@ -18,10 +18,12 @@ export interface OAuthClientConfig {
   id: string;
   /** Shown on the consent page. Default: the id. */
   name?: string;
-  /** From `hashClientSecret()`. */
+  /** From `hashClientSecret()`. A client needs this (or `secret`) unless it is `public`. */
   secretHash?: string;
   /** A plain secret is accepted for convenience and hashed at start-up; prefer `secretHash`. */
   secret?: string;
+  /** A client without a secret (a browser or mobile app): it must use PKCE. Default false. */
+  public?: boolean;
   /** Exact redirect URIs. */
   redirectUris: string[];
   /** Allowed scopes. Default: openid profile email offline_access. */
@@ -147,7 +149,7 @@ export const oauthOptionsSchema = z.strictObject({
     .array(clientConfigSchema)
     .superRefine(unique((client) => client.id, (_, first) => `is the id of clients[${first}] too`, ['id']))
     .default([]),
-  store: objectWith<OAuthStore>(STORE_METHODS, 'an OAuthStore').optional(),
+  store: storeOption<OAuthStore>(STORE_METHODS, 'an OAuthStore', { redis: 'createRedisOAuthStore', postgres: 'createPostgresOAuthStore' }).optional(),
   signingKeys: z
     .array(signingKey)
     .superRefine(unique((key: SigningKey) => key.kid, (kid, first) => `has the same kid (${kid}) as signingKeys[${first}]`))

@@ -74,6 +74,26 @@ function hostAuthenticate(authenticate: ResolvedOAuthOptions['authenticate'], lo
   };
 }
 
+/**
+ * `oauth.publicUrl` names the platform's public origin and path prefix (docs/options.md): mounted
+ * under `/api`, it must end with `/api`, or discovery advertises endpoints that answer 404.
+ * The mount path is known only from a request; the first that shows the mistake warns, once.
+ */
+function publicUrlPrefixCheck(publicUrl: string | undefined, logger: Logger): (request: PlatformRequest) => void {
+  if (!publicUrl) return () => undefined;
+  const path = new URL(publicUrl).pathname.replace(/\/+$/, '');
+  let warned = false;
+  return (request) => {
+    const prefix = request.mountPath;
+    if (warned || !prefix || path.endsWith(prefix)) return;
+    warned = true;
+    logger.warn(
+      { publicUrl, mountPath: prefix },
+      `oauth.publicUrl (${publicUrl}) does not end with ${prefix}, the path the platform is mounted under: discovery advertises endpoints without it, which answer 404; set oauth.publicUrl to ${publicUrl}${prefix} (unless a proxy in front adds the prefix)`,
+    );
+  };
+}
+
 /** Tokens issued, by grant type, counted from the token life events. */
 function withTokenMetrics(emit: EmitEvent, telemetry: Telemetry): EmitEvent {
   return (event) => {
@@ -206,11 +226,15 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
   };
 
   const json = formatPlatformErrorAsOAuth;
+  const checkPrefix = publicUrlPrefixCheck(options.publicUrl, logger);
   type OAuthHandler = (r: PlatformRequest, c: OAuthContext) => Promise<PlatformResponse>;
   const route = (method: string, path: string, handler: OAuthHandler, doc: RouteDoc): Route => ({
     method,
     path: `${basePath}${path}`,
-    handler: (request) => handler(request, context),
+    handler: (request) => {
+      checkPrefix(request);
+      return handler(request, context);
+    },
     formatError: json,
     doc,
   });
@@ -219,11 +243,13 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     method,
     path: `${basePath}${path}`,
     doc,
-    handler: (request) =>
-      handler(request, context).catch((error: unknown) => {
+    handler: (request) => {
+      checkPrefix(request);
+      return handler(request, context).catch((error: unknown) => {
         if (error instanceof PlatformError) return browserErrorResponse(error, request);
         throw error;
-      }),
+      });
+    },
     formatError: (error) => browserErrorResponse(error),
   });
   const routes = [

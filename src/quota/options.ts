@@ -8,7 +8,7 @@ import { systemClock, type Clock } from '../core/clock.js';
 import { configurationError } from '../core/errors.js';
 import { consoleLogger, safeLogger, type Logger } from '../core/logger.js';
 import type { MaybePromise } from '../core/maybe-promise.js';
-import { basePathOption, countOption, functionOption, loggerOption, objectWith, positiveInteger } from '../core/option-schemas.js';
+import { basePathOption, countOption, functionOption, loggerOption, objectWith, positiveInteger, storeOption } from '../core/option-schemas.js';
 import { checkTimeZone, QuotaCalendar } from './periods.js';
 import { quotaDefaultsSchema, quotaRuleSchema, resolveRule, unsatisfiable, type QuotaDefaults, type QuotaRule, type RuleSource } from './rules.js';
 import { indexRules } from './static-rules.js';
@@ -87,7 +87,7 @@ const timeZone = z.string().transform((zone, ctx) => {
 });
 
 const countingOptions = {
-  store: objectWith<QuotaStore>(['consume', 'peek'], 'a quota store').optional(),
+  store: storeOption<QuotaStore>(['consume', 'peek'], 'a quota store', { redis: 'createRedisQuotaStore', postgres: 'createPostgresQuotaStore' }).optional(),
   rules: z
     .union([z.array(quotaRuleSchema), objectWith<RuleSource>(['findRules'], 'a rule source')], {
       error: 'must be an array of rules or a rule source (with findRules())',

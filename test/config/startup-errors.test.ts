@@ -4,7 +4,9 @@
  * left to fail later as a 500 on every /oauth route.
  */
 import { execFileSync } from 'node:child_process';
+import { Redis } from 'ioredis';
 import { exportJWK, generateKeyPair } from 'jose';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { courierPlatform as connectPlatform } from '../../adapters/connect.js';
 import { courierPlatform as expressPlatform } from '../../adapters/express.js';
@@ -36,6 +38,10 @@ function configurationErrorOf(build: () => unknown): ConfigurationError {
 }
 
 const client = (change: Record<string, unknown>) => ({ id: CONFIDENTIAL.id, redirectUris: [CONFIDENTIAL.redirectUri], ...change });
+/** What `process.env.X` gives when X is not set. */
+const UNSET_ENV: string | undefined = undefined;
+/** A client as connected in the host's own code; lazyConnect: nothing reaches a server. */
+const redisClient = () => new Redis({ lazyConnect: true });
 
 describe.each(FACTORIES)('courierPlatform() on %s refuses a bad configuration at once', (_, factory) => {
   const build = (options: CourierPlatformOptions) => () => factory({ logger: silentLogger, courier: false, ...options });
@@ -52,12 +58,33 @@ describe.each(FACTORIES)('courierPlatform() on %s refuses a bad configuration at
     ],
     ['a publicUrl without a scheme', async () => ({ oauth: { publicUrl: 'auth.example.com' } }), 'oauth.publicUrl', /absolute http\(s\) URL/],
     ['a relative redirect URI', async () => ({ oauth: { clients: [client({ redirectUris: ['/callback'] })] } }), 'oauth.clients[0].redirectUris[0]', /absolute http\(s\) URL/],
-    ['two clients with one id', async () => ({ oauth: { clients: [client({}), client({})] } }), 'oauth.clients[1].id', /clients\[0\]/],
+    ['two clients with one id', async () => ({ oauth: { clients: [client({ public: true }), client({ public: true })] } }), 'oauth.clients[1].id', /clients\[0\]/],
+    [
+      'a client whose secretHash reads an unset environment variable',
+      async () => ({ oauth: { clients: [client({ secretHash: UNSET_ENV })] } }),
+      'oauth.clients[0].secretHash',
+      /is undefined \(is the environment variable it reads set\?\): give secretHash \(or secret\), or mark a client without a secret public: true/,
+    ],
+    ['a client with neither a secret nor public: true', async () => ({ oauth: { clients: [client({})] } }), 'oauth.clients[0].secretHash', /is required: give secretHash/],
+    [
+      'a client_credentials client whose secret is unset',
+      async () => ({ oauth: { clients: [client({ secret: UNSET_ENV, grants: ['client_credentials'] })] } }),
+      'oauth.clients[0].secretHash',
+      /is undefined/,
+    ],
+    ['a public client with a secret', async () => ({ oauth: { clients: [client({ public: true, secret: CONFIDENTIAL.secret })] } }), 'oauth.clients[0].public', /a public client has none/],
     ['an upstream URL that is not http(s)', async () => ({ courier: { upstreamUrl: 'ftp://courier.example' } }), 'courier.upstreamUrl', /http\(s\)/],
     ['a quota rule without its clientId', async () => ({ quota: { rules: [{ scope: 'client', apiPath: '/openapi/v1/orders' }] } }), 'quota.rules[0].clientId', /needs a clientId/],
     ['a quota rule no call can pass', async () => ({ quota: { rules: [{ scope: 'global', apiPath: '/openapi/v1/orders', cost: 5, minute: 3 }] } }), 'quota.rules[0]', /cost 5 exceeds the minute limit 3/],
     ['an unknown time zone', async () => ({ quota: { timeZone: 'Mars/Olympus_Mons' } }), 'quota.timeZone', /IANA time zone/],
-    ['a misspelt option', async () => ({ oauth: { publicURL: 'https://auth.example.com' } }) as CourierPlatformOptions, 'oauth.publicURL', /is not an option/],
+    ['a misspelt option', async () => ({ oauth: { publicURL: 'https://auth.example.com' } }) as CourierPlatformOptions, 'oauth.publicURL', /is not an option; did you mean `publicUrl`\?$/],
+    ['an option with two letters swapped', async () => ({ oauth: { pubilcUrl: 'https://auth.example.com' } }) as CourierPlatformOptions, 'oauth.pubilcUrl', /did you mean `publicUrl`\?$/],
+    ['a nested option cut short', async () => ({ quota: { ruleCache: { ttl: 10 } } }) as CourierPlatformOptions, 'quota.ruleCache.ttl', /did you mean `ttlMs`\?$/],
+    ['an option close to none', async () => ({ oauth: { colour: 'blue' } }) as CourierPlatformOptions, 'oauth.colour', /is not an option \(check the spelling\)$/],
+    ['an ioredis client as oauth.store', async () => ({ oauth: { store: redisClient() } }) as unknown as CourierPlatformOptions, 'oauth.store', /Redis client \(ioredis\), not an OAuthStore: write `store: createRedisOAuthStore\(\{ client \}\)`/],
+    ['an ioredis client as quota.store', async () => ({ quota: { store: redisClient() } }) as unknown as CourierPlatformOptions, 'quota.store', /write `store: createRedisQuotaStore\(\{ client \}\)`/],
+    ['a pg Pool as oauth.store', async () => ({ oauth: { store: new pg.Pool() } }) as unknown as CourierPlatformOptions, 'oauth.store', /PostgreSQL client \(pg\), not an OAuthStore: write `store: createPostgresOAuthStore\(\{ pool \}\)`/],
+    ['a pg Pool as quota.store', async () => ({ quota: { store: new pg.Pool() } }) as unknown as CourierPlatformOptions, 'quota.store', /write `store: createPostgresQuotaStore\(\{ pool \}\)`/],
     ['quota without a way to identify the caller', async () => ({ oauth: false, quota: {} }), 'quota.verifyToken', /OAuth server is off/],
     ['a part mounted inside the courier proxy', async () => ({ courier: {}, quota: { basePath: '/courier/openapi' } }), 'quota.basePath', /within courier\.basePath/],
   ])('%s, naming %s', async (_, options, field, message) => {
@@ -66,6 +93,10 @@ describe.each(FACTORIES)('courierPlatform() on %s refuses a bad configuration at
     expect(error.field).toBe(field);
     expect(error.message).toContain(`${field}: `);
     expect(error.message).toMatch(message);
+  });
+
+  it('starts a client without a secret that is marked public: true', () => {
+    expect(() => build({ oauth: { clients: [{ ...client({}), public: true }] } })()).not.toThrow();
   });
 
   it('lists every bad field in one message', () => {

@@ -2,14 +2,16 @@
  * The documentation's code works. Every ```ts block of README.md and docs/*.md is type-checked
  * against the sources (a block marked `<!-- snippet: no-check -->` is skipped), and the README's
  * quick starts (marked `<!-- snippet: quick-start -->`) are run as a user runs them after pasting:
- * `npx tsx server.ts`, then `curl /courier/get_express_type`.
+ * `npx tsx server.ts`, then `curl /courier/get_express_type`; and on a port that is taken, they
+ * stop with the error rather than report that they listen.
  */
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../support/net.js';
+import { freePort, listenOnLoopback } from '../support/net.js';
 import { extractSnippets, isTypeScript, type Snippet } from './markdown.js';
 import { typeCheckSnippets } from './type-check.js';
 
@@ -94,6 +96,21 @@ describe('documentation snippets', () => {
       expect(body).toMatchObject({ code: 0, message: 'ok' });
       expect((body as { data: unknown[] }).data.length).toBeGreaterThan(0);
     }, 90_000);
+
+    it('on a port already taken, exits with a non-zero code and the EADDRINUSE error', async () => {
+      const script = join(OUT, `quick-start-${framework}-busy.ts`);
+      writeFileSync(script, `${snippet.code}\n`);
+      const taken = createServer();
+      const port = await listenOnLoopback(taken);
+      try {
+        const { code, output } = await runToExit(script, port);
+        expect(output).toContain(`EADDRINUSE: address already in use 127.0.0.1:${port}`);
+        expect(output).not.toContain('listening on');
+        expect(code).not.toBe(0);
+      } finally {
+        taken.close();
+      }
+    }, 90_000);
   });
 });
 
@@ -106,6 +123,29 @@ describe('docs/signing.md', () => {
     }
   });
 });
+
+/** Runs `script` with tsx on `port` until it exits by itself; its exit code and what it printed. */
+async function runToExit(script: string, port: number, timeoutMs = 60_000): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const kill = () => child.kill('SIGKILL');
+  const timer = setTimeout(kill, timeoutMs);
+  process.once('exit', kill);
+  try {
+    const code = await new Promise<number | null>((resolve) => child.once('close', (exitCode) => resolve(exitCode)));
+    if (child.signalCode === 'SIGKILL') throw new Error(`still running after ${timeoutMs} ms; its output:\n${output}`);
+    return { code, output };
+  } finally {
+    clearTimeout(timer);
+    process.removeListener('exit', kill);
+  }
+}
 
 /**
  * Runs `script` with tsx on a free port (the quick starts read PORT), requests `path` once the

@@ -43,7 +43,7 @@ export function oauthTestOptions(overrides: Partial<OAuthOptions> = {}): OAuthOp
     clients: [
       { id: CONFIDENTIAL.id, name: CONFIDENTIAL.name, secret: CONFIDENTIAL.secret, redirectUris: [CONFIDENTIAL.redirectUri] },
       { id: OTHER.id, name: OTHER.name, secret: OTHER.secret, redirectUris: [OTHER.redirectUri] },
-      { id: PUBLIC.id, name: PUBLIC.name, redirectUris: [PUBLIC.redirectUri] },
+      { id: PUBLIC.id, name: PUBLIC.name, public: true, redirectUris: [PUBLIC.redirectUri] },
       { id: ENCODED.id, name: ENCODED.name, secret: ENCODED.secret, redirectUris: [ENCODED.redirectUri] },
       {
         id: SERVICE.id,

@@ -3,6 +3,7 @@
  * `clientIp` option when it answers, else the address the adapter resolved (Express `req.ip`,
  * Koa `ctx.ip`, the socket's peer address).
  */
+import { isIPv6 } from 'node:net';
 import { header, type PlatformRequest } from './http.js';
 import type { Logger } from './logger.js';
 
@@ -35,4 +36,30 @@ export function clientAddress(
     }
     return request.ip ?? 'unknown';
   };
+}
+
+/** The eight 16-bit groups of an IPv6 address, or undefined when it is none. */
+function ipv6Groups(ip: string): number[] | undefined {
+  if (!isIPv6(ip)) return undefined;
+  // The URL parser writes the address in its canonical form (RFC 5952): hex groups and one "::".
+  const canonical = new URL(`http://[${ip.split('%')[0]}]/`).hostname.slice(1, -1);
+  const [head = '', tail] = canonical.split('::');
+  const front = head ? head.split(':') : [];
+  const back = tail ? tail.split(':') : [];
+  return [...front, ...Array<string>(8 - front.length - back.length).fill('0'), ...back].map((group) => parseInt(group, 16));
+}
+
+/**
+ * What the brute-force limits count as one caller: an IPv4 address as it is (an IPv4-mapped IPv6
+ * address too, as a dual-stack socket reports IPv4 peers), an IPv6 address by its /56 network.
+ * One end site is given a whole /56 or /64 (RFC 6177), so counting single IPv6 addresses would
+ * hand a guesser billions of fresh counts; express-rate-limit's ipKeyGenerator counts /56 too.
+ */
+export function countedAddress(ip: string): string {
+  const groups = ipv6Groups(ip);
+  if (!groups) return ip;
+  if (groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff) {
+    return [groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8, groups[7]! & 0xff].join('.');
+  }
+  return `${[groups[0]!, groups[1]!, groups[2]!, groups[3]! & 0xff00].map((group) => group.toString(16)).join(':')}::/56`;
 }

@@ -4,6 +4,7 @@
  * for a public one, every secret checked through the brute-force throttle.
  */
 import { readBasicAuth } from '../core/basic-auth.js';
+import { countedAddress } from '../core/client-address.js';
 import type { PlatformRequest } from '../core/http.js';
 import { verifyClientSecret } from './client-secret.js';
 import type { OAuthContext } from './context.js';
@@ -103,7 +104,8 @@ export function clientAuthFailureLimits(options: Required<BruteForceOptions>): R
   return { [ADDRESS]: options.addressFailures, [ADDRESS_AND_CLIENT]: options.clientAuthFailures };
 }
 
-function countedKeys(address: string, clientId: string): CountedKey[] {
+function countedKeys(ip: string, clientId: string): CountedKey[] {
+  const address = countedAddress(ip);
   // JSON keeps the pair apart whatever characters a client id holds.
   return [
     { kind: ADDRESS, id: address },

@@ -172,6 +172,17 @@ function bruteForceSuite(makeStores: () => StoreFactory, adapters: readonly Adap
     expect(right.status).toBe(400);
   });
 
+  it('RFC 6749 10.10: IPv6 callers count by their /56 network: guesses from fresh addresses in one /56 are slowed, another /56 is answered', async () => {
+    const host = await startHost('koa', {
+      oauth: { store: stores.open(), clients: await clients(), storeTimeoutMs: 30_000 },
+      platform: { clientIp: (request) => header(request, 'x-test-ip') },
+    });
+    const from = (ip: string, secret: string) =>
+      postFormFrom(GUESSER, `${host.origin}/oauth/token`, { grant_type: 'refresh_token', refresh_token: 'x' }, { authorization: basic(CONFIDENTIAL.id, secret), 'x-test-ip': ip });
+    expect(tally(await sequentially(LIMIT + 4, (i) => from(`2001:db8:0:1200:${i.toString(16)}::1`, WRONG)))).toEqual({ 401: LIMIT, 429: 4 });
+    expect((await from('2001:db8:0:1300::1', CONFIDENTIAL.secret)).status).toBe(400);
+  });
+
   it('RFC 6749 2.3.1 / 5.2: 200 concurrent attempts with an unknown client id get the same answers: 10 checks, then 429', async () => {
     const host = await hostOn('koa', stores.open());
     expect(tally(await concurrently(BURST, () => attempt(host, GUESSER, WRONG, 'no-such-client')))).toEqual({ 401: LIMIT, 429: BURST - LIMIT });

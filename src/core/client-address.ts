@@ -1,7 +1,7 @@
 /**
  * The caller's address for the brute-force limits (docs/deployment.md#clientip): the host's
  * `clientIp` option when it answers, else the address the adapter resolved (Express `req.ip`,
- * Koa `ctx.ip`, the socket's peer address).
+ * Koa `ctx.ip`, the socket's peer address); and what the limits count as one caller.
  */
 import { isIPv6 } from 'node:net';
 import { header, type PlatformRequest } from './http.js';

@@ -6,7 +6,7 @@ import type { CourierPlatformOptions } from '../src/options.js';
 import type { QuotaIdentity } from '../src/quota/index.js';
 import type { GuardedRouteDoc } from '../src/openapi/guarded-doc.js';
 import { requireGuard } from './guard.js';
-import { fromNodeRequest, guardRequestOf, pathOf, writeNodeResponse } from './node.js';
+import { fromNodeRequest, guardRequestOf, pathOf, socketAddress, writeNodeResponse, type ClientAddress } from './node.js';
 
 type NextFunction = (error?: unknown) => void;
 type Request = IncomingMessage & { body?: unknown; originalUrl?: string; platformAuth?: QuotaIdentity };
@@ -31,12 +31,15 @@ function follow(verdict: GuardVerdict, req: Request, res: ServerResponse, next: 
   next();
 }
 
-/** Shared by the Connect and Express adapters: both hand over Node's own req/res. */
-export function nodeMiddleware(platform: Platform): NodeMiddleware {
+/**
+ * Shared by the Connect and Express adapters: both hand over Node's own req/res. `addressOf` is
+ * the framework's own client address (Connect has none: the socket's peer).
+ */
+export function nodeMiddleware(platform: Platform, addressOf: (req: Request) => ClientAddress = socketAddress): NodeMiddleware {
   const middleware = (req: Request, res: ServerResponse, next: NextFunction) => {
     const url = req.url ?? '/';
     if (!platform.owns(pathOf(url))) return next();
-    platform.handle(fromNodeRequest(req, url, req.originalUrl, req.body)).then((response) => {
+    platform.handle(fromNodeRequest(req, url, req.originalUrl, req.body, req, addressOf(req))).then((response) => {
       if (response) writeNodeResponse(res, response);
       else next();
     }, next);

@@ -1,9 +1,11 @@
+import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler } from 'express';
 import type { GuardedRouteDoc } from '../src/openapi/guarded-doc.js';
 import { createPlatform, type Platform } from '../src/platform.js';
 import type { CourierPlatformOptions } from '../src/options.js';
 import type { QuotaIdentity } from '../src/quota/index.js';
 import { nodeMiddleware } from './connect.js';
+import type { ClientAddress } from './node.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -42,7 +44,13 @@ export interface ExpressPlatform extends RequestHandler {
  * app.use(courierPlatform({ courier: { credentials: { appId: 'my-app', appSecret: process.env.COURIER_SECRET! } } }));
  */
 export function courierPlatform(options?: CourierPlatformOptions<Request>): ExpressPlatform {
-  return nodeMiddleware(createPlatform(options)) as unknown as ExpressPlatform;
+  return nodeMiddleware(createPlatform(options), expressAddress) as unknown as ExpressPlatform;
+}
+
+/** `req.ip` reads X-Forwarded-For only as far as the app's `trust proxy` setting allows. */
+function expressAddress(req: IncomingMessage): ClientAddress {
+  const { ip, app } = req as Request;
+  return { ip, proxyTrusted: app.enabled('trust proxy') };
 }
 
 export type { CourierPlatformOptions };

@@ -35,7 +35,9 @@ export function courierPlatform(options?: CourierPlatformOptions<Context>): KoaP
   const middleware: Middleware = async (ctx, next) => {
     if (!platform.owns(ctx.path)) return next();
     const parsed = (ctx.request as { body?: unknown }).body;
-    const response = await platform.handle(fromNodeRequest(ctx.req, ctx.url, ctx.originalUrl, parsed, ctx));
+    // ctx.ip reads X-Forwarded-For only when app.proxy is set.
+    const address = { ip: ctx.ip || undefined, proxyTrusted: ctx.app.proxy };
+    const response = await platform.handle(fromNodeRequest(ctx.req, ctx.url, ctx.originalUrl, parsed, ctx, address));
     if (!response) return next();
     respond(ctx, response);
   };

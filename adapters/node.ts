@@ -21,11 +21,27 @@ export function mountPathOf(originalUrl: string | undefined, url: string): strin
   return full.length > rest.length && full.endsWith(rest) ? full.slice(0, full.length - rest.length) : '';
 }
 
+/** The caller's address as the framework resolved it, and whether the framework trusts a proxy's headers for it. */
+export interface ClientAddress {
+  ip: string | undefined;
+  proxyTrusted: boolean;
+}
+
+/** Without a framework that reads forwarded headers: the socket's peer. */
+export const socketAddress = (req: IncomingMessage): ClientAddress => ({ ip: req.socket.remoteAddress, proxyTrusted: false });
+
 /**
  * Translates a Node request. `url` is the path relative to the mount point plus the query
  * string; `originalUrl` the URL before any mount stripped it.
  */
-export function fromNodeRequest(req: ParsedRequest, url: string, originalUrl: string | undefined, parsedBody: unknown, raw: unknown = req): PlatformRequest {
+export function fromNodeRequest(
+  req: ParsedRequest,
+  url: string,
+  originalUrl: string | undefined,
+  parsedBody: unknown,
+  raw: unknown = req,
+  address: ClientAddress = socketAddress(req),
+): PlatformRequest {
   const q = url.indexOf('?');
   const streamRead = req.readableEnded || req._body === true;
   let query: URLSearchParams | undefined;
@@ -40,7 +56,8 @@ export function fromNodeRequest(req: ParsedRequest, url: string, originalUrl: st
     headers: req.headers,
     parsedBody: streamRead ? parsedBody : undefined,
     body: streamRead ? undefined : req,
-    ip: req.socket.remoteAddress,
+    ip: address.ip,
+    proxyTrusted: address.proxyTrusted,
     raw,
   };
 }

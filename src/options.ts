@@ -52,7 +52,7 @@ export interface CourierPlatformOptions<Req = unknown> {
   onEvent?: (event: PlatformEvent) => void | Promise<void>;
   /** The clock every expiry and period is measured with. Default `Date.now`. */
   now?: Clock;
-  /** The caller's IP for brute-force limits. Default: the socket's peer address (set this behind a proxy). */
+  /** The caller's IP for brute-force limits. Default: the framework's (Express `req.ip`, Koa `ctx.ip`), else the socket's peer address. */
   clientIp?: (request: PlatformRequest) => string | undefined;
   /** Receives warnings and errors; secrets are masked before it sees anything. Default: console. */
   logger?: Logger;

@@ -1,4 +1,5 @@
 import { createAdmin, type AdminParts } from './admin/index.js';
+import { clientAddress } from './core/client-address.js';
 import { eventEmitter } from './core/events.js';
 import { noTelemetry } from './core/telemetry.js';
 import { createPrometheusTelemetry } from './metrics/prometheus.js';
@@ -77,7 +78,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
   const logger = safeLogger(options.logger ?? consoleLogger);
   const { bodyLimit } = options;
   const now = options.now ?? systemClock;
-  const clientIp = (request: PlatformRequest) => options.clientIp?.(request) ?? request.ip ?? 'unknown';
+  const clientIp = clientAddress(options.clientIp, logger);
   const router = new Router();
   const starting: Promise<void>[] = [];
 

@@ -26,8 +26,10 @@ export interface PlatformRequest {
   readonly parsedBody?: unknown;
   /** The unread request stream; consumed at most once, and only when `parsedBody` is undefined. */
   readonly body?: AsyncIterable<Uint8Array>;
-  /** The peer address as the adapter sees it. */
+  /** The caller's address as the framework resolved it (Express `req.ip`, Koa `ctx.ip`), else the socket's peer. */
   readonly ip?: string;
+  /** True when the framework was told to trust a proxy's forwarded headers (Express `trust proxy`, Koa `app.proxy`). */
+  readonly proxyTrusted?: boolean;
   /** The framework's own request (Express/Connect `req`, Koa `ctx`), handed to host callbacks only. */
   readonly raw?: unknown;
 }

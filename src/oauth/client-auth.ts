@@ -1,14 +1,17 @@
 /**
  * Client authentication (RFC 6749 2.3), shared by the token, revocation (RFC 7009 2.1) and
  * introspection (RFC 7662 2.1) endpoints: HTTP Basic for a confidential client, `client_id` alone
- * for a public one, every attempt through the brute-force throttle.
+ * for a public one, every secret checked through the brute-force throttle.
  */
 import { readBasicAuth } from '../core/basic-auth.js';
+import { countedAddress } from '../core/client-address.js';
 import type { PlatformRequest } from '../core/http.js';
 import { verifyClientSecret } from './client-secret.js';
 import type { OAuthContext } from './context.js';
 import { OAuthProtocolError } from './errors.js';
+import type { BruteForceOptions } from './options.js';
 import type { OAuthClientRecord } from './store/types.js';
+import type { CountedKey } from './throttle.js';
 
 const CHALLENGE = { 'www-authenticate': 'Basic realm="oauth", charset="UTF-8"' };
 /** Verified against when the client does not exist, so the time taken does not tell (RFC 6749 10.2 spirit). */
@@ -57,8 +60,6 @@ async function verifyPresented(presented: PresentedCredentials, client: OAuthCli
     await verifyClientSecret(presented.secret ?? '', DECOY_HASH);
     return undefined;
   }
-  // A public client has no secret; it proves itself with PKCE instead.
-  if (!client.secretHash) return presented.secret === undefined ? client : undefined;
   if (presented.secret === undefined) return undefined;
   if (await secretMatches(client, presented.secret, context)) return client;
   const fresh = await context.rereadClient(client.id);
@@ -79,8 +80,8 @@ function previousSecretHash(client: OAuthClientRecord, context: OAuthContext): s
 
 /**
  * A secret this process verified minutes ago against the client's current hashes: presenting it
- * again is no guess, so it needs neither scrypt nor the brute-force limit (nor its store round
- * trips), and an attacker who runs the client's failure count up does not lock the client out.
+ * again is no guess, so it needs neither scrypt nor the brute-force limit, nor its store round
+ * trips (docs/performance.md).
  */
 function remembered(client: OAuthClientRecord | undefined, secret: string | undefined, context: OAuthContext): client is OAuthClientRecord {
   if (!client?.secretHash || secret === undefined) return false;
@@ -90,16 +91,52 @@ function remembered(client: OAuthClientRecord | undefined, secret: string | unde
 }
 
 /**
+ * RFC 6749 10.10: failures count per caller address and client id, so a guesser slows itself
+ * down and never the client it guesses at, and per caller address, so one address trying many
+ * client ids is slowed too. No count is kept per client id alone: a client id is public (it is in
+ * every authorization URL), and such a count would let anyone lock the client out.
+ */
+const ADDRESS = 'ip';
+const ADDRESS_AND_CLIENT = 'ip+client';
+
+/** The failures each kind of key allows, for `createFailureThrottle`. */
+export function clientAuthFailureLimits(options: Required<BruteForceOptions>): Record<string, number> {
+  return { [ADDRESS]: options.addressFailures, [ADDRESS_AND_CLIENT]: options.clientAuthFailures };
+}
+
+function countedKeys(ip: string, clientId: string): CountedKey[] {
+  const address = countedAddress(ip);
+  // JSON keeps the pair apart whatever characters a client id holds.
+  return [
+    { kind: ADDRESS, id: address },
+    { kind: ADDRESS_AND_CLIENT, id: JSON.stringify([address, clientId]) },
+  ];
+}
+
+function failed(clientId: string, context: OAuthContext): OAuthProtocolError {
+  context.logger.info({ clientId }, 'client authentication failed');
+  context.telemetry.clientAuthFailed();
+  return invalidClient();
+}
+
+/**
  * RFC 6749 2.3.1 and 10.10: every attempt whose secret must be checked reserves a failure on the
- * caller's IP and on the client id first, so no burst of guesses runs more checks than the limit.
- * A success gives back only its own reservation: failures made by others stay counted.
+ * caller's address, and on the address with the client id, first, so no burst of guesses runs
+ * more checks than the limit. A success gives back only its own reservation: failures made by
+ * others stay counted.
  */
 export async function authenticateClient(request: PlatformRequest, form: Record<string, string>, context: OAuthContext): Promise<OAuthClientRecord> {
   const presented = presentedCredentials(request, form);
   // Read before the limit: a store failure here reserved nothing, and a remembered secret skips it.
   const known = await context.store.getClient(presented.clientId);
+  // A public client has no secret to guess (it proves itself with PKCE): a password for it is
+  // wrong input, refused without touching any count, so nobody can lock it out.
+  if (known && !known.secretHash) {
+    if (presented.secret === undefined) return known;
+    throw failed(presented.clientId, context);
+  }
   if (remembered(known, presented.secret, context)) return known;
-  const attempt = await context.clientAuthThrottle.attempt([`ip:${context.clientIp(request)}`, `client:${presented.clientId}`]);
+  const attempt = await context.clientAuthThrottle.attempt(countedKeys(context.clientIp(request), presented.clientId));
   if (attempt.retryAfter > 0) {
     throw new OAuthProtocolError('invalid_client', `too many failed client authentications; retry in ${attempt.retryAfter} seconds`, 429, {
       'retry-after': String(attempt.retryAfter),
@@ -114,12 +151,8 @@ export async function authenticateClient(request: PlatformRequest, form: Record<
     attempt.release().catch(() => undefined);
     throw error;
   }
-  if (!client) {
-    // The reservation stays: it is this failure.
-    context.logger.info({ clientId: presented.clientId }, 'client authentication failed');
-    context.telemetry.clientAuthFailed();
-    throw invalidClient();
-  }
+  // The reservation stays: it is this failure.
+  if (!client) throw failed(presented.clientId, context);
   await attempt.release();
   return client;
 }

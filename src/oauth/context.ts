@@ -39,7 +39,7 @@ export interface OAuthContext {
   secrets: SecretVerifier;
   /** The client as the store has it now, past what this process kept (suspended ones: undefined). */
   rereadClient(clientId: string): Promise<OAuthClientRecord | undefined>;
-  /** Failed client authentications, per client id and per IP. */
+  /** Failed client authentications, per caller address with client id and per caller address. */
   clientAuthThrottle: FailureThrottle;
   logger: Logger;
   authenticate(request: PlatformRequest): Promise<OAuthUser | undefined>;

@@ -51,8 +51,10 @@ export interface OAuthLifetimes {
 }
 
 export interface BruteForceOptions {
-  /** Failed client authentications allowed per client id and per IP in `windowSeconds`. Default 10. */
+  /** Failed client authentications allowed per client id from one IP in `windowSeconds`. Default 10. */
   clientAuthFailures?: number;
+  /** Failed client authentications allowed per IP, whatever the client ids, in `windowSeconds`. Default 100. */
+  addressFailures?: number;
   /** Default 900 (15 minutes). */
   windowSeconds?: number;
 }
@@ -166,7 +168,9 @@ export const oauthOptionsSchema = z.strictObject({
     })
     .prefault({}),
   refreshRetryGraceSeconds: z.number().int().min(0).max(3600).default(60),
-  bruteForce: z.strictObject({ clientAuthFailures: positiveInteger.default(10), windowSeconds: positiveInteger.default(900) }).prefault({}),
+  bruteForce: z
+    .strictObject({ clientAuthFailures: positiveInteger.default(10), addressFailures: positiveInteger.default(100), windowSeconds: positiveInteger.default(900) })
+    .prefault({}),
   storeTimeoutMs: positiveInteger.max(60_000).default(1000),
   basePath: basePathOption.default('/oauth'),
 }).superRefine((options, ctx) => {

@@ -10,6 +10,7 @@ import type { Namespace, Route } from '../core/router.js';
 import { createStoreGuard, guardMethods, type StoreGuard } from '../core/store-guard.js';
 import type { Telemetry } from '../core/telemetry.js';
 import { authorizeDoc, consentDoc, handleAuthorize, handleConsent } from './authorize.js';
+import { clientAuthFailureLimits } from './client-auth.js';
 import { createSecretVerifier } from './client-secret.js';
 import { issuerFor, type OAuthContext } from './context.js';
 import { discoveryDoc, handleDiscovery, handleJwks, jwksDoc } from './discovery.js';
@@ -211,7 +212,7 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     },
     clientAuthThrottle: guardedThrottle(
       createFailureThrottle({
-        failures: options.bruteForce.clientAuthFailures,
+        failures: clientAuthFailureLimits(options.bruteForce),
         windowSeconds: options.bruteForce.windowSeconds,
         name: 'client-auth',
         store: rawStore,

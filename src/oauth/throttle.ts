@@ -6,10 +6,10 @@ import type { OAuthStore } from './store/types.js';
 
 /**
  * Brute-force protection built on rate-limiter-flexible. Every attempt reserves one failure on
- * each of its keys (an IP, a client id, a user name) before the secret is checked, so concurrent
- * guesses cannot pass the limit together; a success, or a refusal that checked nothing, gives
- * back only its own reservation, so it never erases failures that other attempts made. Keys are counted whether the client or user
- * exists or not, so a refusal reveals nothing.
+ * each of its keys (an IP, an IP and a client id, a user name) before the secret is checked, so
+ * concurrent guesses cannot pass the limit together; a success, or a refusal that checked nothing,
+ * gives back only its own reservation, so it never erases failures that other attempts made. Keys
+ * are counted whether the client or user exists or not, so a refusal reveals nothing.
  */
 export interface ThrottledAttempt {
   /** 0 when the secret may be checked; otherwise the seconds to wait (answer 429 with Retry-After). */
@@ -21,17 +21,23 @@ export interface ThrottledAttempt {
   release(): Promise<void>;
 }
 
+/** One count an attempt goes through: `kind` names its limit in `FailureThrottleOptions.failures`. */
+export interface CountedKey {
+  readonly kind: string;
+  readonly id: string;
+}
+
 export interface FailureThrottle {
   /**
    * Keys are checked and reserved in the given order: put the caller's IP first. Once
    * `abandoned` is aborted the attempt reserves nothing more (and fails).
    */
-  attempt(keys: readonly string[], abandoned?: AbortSignal): Promise<ThrottledAttempt>;
+  attempt(keys: readonly CountedKey[], abandoned?: AbortSignal): Promise<ThrottledAttempt>;
 }
 
 export interface FailureThrottleOptions {
-  /** Failures allowed per key within the window. */
-  failures: number;
+  /** Failures allowed within the window, per key of each kind. */
+  failures: Readonly<Record<string, number>>;
   windowSeconds: number;
   /** Names the counters, so two throttles on one store keep apart. */
   name: string;
@@ -98,20 +104,28 @@ const storedKey = (key: string) => createHash('sha256').update(key).digest('base
 
 const secondsUntil = (ms: number) => Math.max(Math.ceil(ms / 1000), 1);
 
+function limitOf(failures: FailureThrottleOptions['failures'], kind: string): number {
+  const limit = failures[kind];
+  if (limit === undefined) throw new TypeError(`the brute-force limit has no failures configured for keys of kind ${kind}`);
+  return limit;
+}
+
 export function createFailureThrottle({ failures, windowSeconds, name, store }: FailureThrottleOptions): FailureThrottle {
-  const base: Limits = { points: failures, duration: windowSeconds, keyPrefix: name };
+  // Each kind of key has its own limit, compared below: the limiter's points only count.
+  const base: Limits = { points: Math.max(...Object.values(failures)), duration: windowSeconds, keyPrefix: name };
   // The Redis and PostgreSQL stores say where they let the limits count; other stores do not.
   const shared = (store as Partial<RedisOAuthStore | PostgresOAuthStore> | undefined)?.rateLimitStore;
   const limiter =
     shared?.kind === 'redis' ? redisLimiter(base, shared) : shared?.kind === 'postgres' ? postgresLimiter(base, shared) : memoryLimiter(base);
   return {
-    async attempt(names, abandoned) {
+    async attempt(counted, abandoned) {
+      const limits = counted.map(({ kind }) => limitOf(failures, kind));
       const counters = await limiter();
-      const keys = names.map(storedKey);
+      const keys = counted.map(({ kind, id }) => storedKey(`${kind}:${id}`));
       // A key already at its limit refuses without touching any count, so a blocked IP cannot
-      // run up a client's count, nor a blocked client its legitimate caller's IP.
+      // run up the counts of the other keys it names.
       const states = await Promise.all(keys.map((key) => counters.get(key)));
-      const blocked = states.filter((state) => state !== null && state.consumedPoints >= failures && state.msBeforeNext > 0);
+      const blocked = states.filter((state, i) => state !== null && state.consumedPoints >= limits[i]! && state.msBeforeNext > 0);
       if (blocked.length > 0) return { retryAfter: secondsUntil(Math.max(...blocked.map((state) => state!.msBeforeNext))), release: async () => {} };
       // One key after the other: an attempt that loses the race for the limit on a key has
       // reserved nothing on the keys after it, and gives back what it reserved before: it
@@ -119,12 +133,12 @@ export function createFailureThrottle({ failures, windowSeconds, name, store }: 
       const reserved = new Set<string>();
       const release = () => giveBack(counters, reserved);
       try {
-        for (const key of keys) {
+        for (const [i, key] of keys.entries()) {
           // Nobody waits for this attempt any more (its deadline passed): reserve nothing more.
           if (abandoned?.aborted) throw abandoned.reason;
           const reservation = await counters.penalty(key);
           reserved.add(key);
-          if (reservation.consumedPoints > failures) {
+          if (reservation.consumedPoints > limits[i]!) {
             await release().catch(() => undefined);
             return { retryAfter: secondsUntil(reservation.msBeforeNext), release };
           }
@@ -217,15 +231,19 @@ function stringArgument(value: unknown, argument: string): string {
  * await attempt.succeeded();
  */
 export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginThrottle {
+  const failures = positiveInteger(options.failures ?? 5, 'failures');
   const throttle = createFailureThrottle({
-    failures: positiveInteger(options.failures ?? 5, 'failures'),
+    failures: { ip: failures, user: failures },
     windowSeconds: positiveInteger(options.windowSeconds ?? 900, 'windowSeconds'),
     name: 'login',
     store: options.store,
   });
   return {
     async attempt(username, ip) {
-      const keys = [`ip:${stringArgument(ip, 'ip')}`, `user:${stringArgument(username, 'username').toLowerCase()}`];
+      const keys = [
+        { kind: 'ip', id: stringArgument(ip, 'ip') },
+        { kind: 'user', id: stringArgument(username, 'username').toLowerCase() },
+      ];
       const attempt = await throttle.attempt(keys);
       return { retryAfter: attempt.retryAfter, succeeded: () => attempt.release() };
     },

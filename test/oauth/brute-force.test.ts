@@ -1,48 +1,62 @@
 /**
  * Brute force on client authentication at the token endpoint (RFC 6749 2.3.1, 5.2 and 10.10;
- * RFC 6585 4), on the memory, Redis and PostgreSQL stores: a failure is reserved before the secret
- * is checked, so neither a burst, nor successes of the real client in between, nor several
- * platform instances on one store get more secret checks than the limit (10 per 15 minutes).
- * Every 401 below is one secret check; every 429 is an attempt refused before any.
+ * RFC 6585 4), on the memory, Redis and PostgreSQL stores. Failures count per caller address and
+ * client id (10 per 15 minutes) and per caller address (100): the guesser slows itself down,
+ * never the client it guesses at. A failure is reserved before the secret is checked, so neither
+ * a burst nor several platform instances on one store get more secret checks than the limit.
+ * Every 401 below is one secret check; every 429 is an attempt refused before any. The attacker
+ * and the legitimate client send from different loopback addresses.
  */
-import type { Response } from 'supertest';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { header } from '../../src/core/http.js';
 import { hashClientSecret } from '../../src/oauth/client-secret.js';
-import type { OAuthClientConfig } from '../../src/oauth/options.js';
+import type { BruteForceOptions, OAuthClientConfig } from '../../src/oauth/options.js';
 import { createMemoryOAuthStore, type OAuthStore } from '../../src/oauth/store/index.js';
+import { postFormFrom, type Answer } from '../support/from-address.js';
+import { oauthTestOptions } from '../support/oauth.js';
 import { describePostgres, describeRedis } from '../support/services.js';
-import { ADAPTER_NAMES, basic, closeHosts, CONFIDENTIAL, startHost, type AdapterName, type TestHost } from './compliance/helpers.js';
+import { ADAPTER_NAMES, basic, closeHosts, CONFIDENTIAL, pkcePair, PUBLIC, SERVICE, startHost, type AdapterName, type Client, type TestHost } from './compliance/helpers.js';
 import { memoryStores, postgresStores, redisStores, type StoreFactory } from './shared-stores.js';
 
 const LIMIT = 10;
+const ADDRESS_LIMIT = 100;
 const WINDOW_SECONDS = 900;
 const BURST = 200;
 const WRONG = 'wrong-secret-1234';
+const GUESSER = '127.0.0.9';
+const LEGITIMATE = '127.0.0.1';
 
-let fullStrength: Promise<string> | undefined;
-/** The client's secret hashed at full strength, so every check takes as long as in production: the window a burst races in. */
-async function clients(): Promise<OAuthClientConfig[]> {
-  fullStrength ??= hashClientSecret(CONFIDENTIAL.secret);
-  return [{ id: CONFIDENTIAL.id, secretHash: await fullStrength, redirectUris: [CONFIDENTIAL.redirectUri] }];
+let fullStrength: Promise<OAuthClientConfig[]> | undefined;
+/** The clients' secrets hashed at full strength, so every check takes as long as in production: the window a burst races in. */
+function clients(): Promise<OAuthClientConfig[]> {
+  const used = new Set([CONFIDENTIAL.id, PUBLIC.id, SERVICE.id]);
+  fullStrength ??= Promise.all(
+    (oauthTestOptions().clients ?? [])
+      .filter((client) => used.has(client.id))
+      .map(async ({ secret, ...client }) => (secret === undefined ? client : { ...client, secretHash: await hashClientSecret(secret) })),
+  );
+  return fullStrength;
 }
 
 // A burst of 200 checks queues on one connection pool far longer than a healthy call takes: the
 // store deadline is not what these tests measure.
-const hostOn = async (adapter: AdapterName, store: OAuthStore) =>
-  startHost(adapter, { oauth: { store, clients: await clients(), storeTimeoutMs: 30_000 }, platform: { clientIp: (request) => header(request, 'x-test-ip') } });
+const hostOn = async (adapter: AdapterName, store: OAuthStore, bruteForce?: BruteForceOptions) =>
+  startHost(adapter, { oauth: { store, clients: await clients(), storeTimeoutMs: 30_000, bruteForce } });
 
 /** Bursts of HTTP requests and real scrypt checks: generous on a busy machine. */
-const SLOW = { timeout: 60_000 };
+const SLOW = { timeout: 90_000 };
+
+const token = (host: TestHost, from: string, form: Record<string, string>, authorization: string) =>
+  postFormFrom(from, `${host.origin}/oauth/token`, form, { authorization });
 
 /** A token request that gets past client authentication only to fail on its grant (400 invalid_grant). */
-const attempt = (host: TestHost, ip: string, secret: string, id: string = CONFIDENTIAL.id) =>
-  host.postForm('/oauth/token', { grant_type: 'refresh_token', refresh_token: 'x' }, { authorization: basic(id, secret), 'x-test-ip': ip });
+const attempt = (host: TestHost, from: string, secret: string, id: string = CONFIDENTIAL.id) =>
+  token(host, from, { grant_type: 'refresh_token', refresh_token: 'x' }, basic(id, secret));
 
 /** How many answers of each status; every 401 and 429 checked for its RFC shape on the way. */
-function tally(responses: Response[]): Record<number, number> {
+function tally(answers: Answer[]): Record<number, number> {
   const counts: Record<number, number> = {};
-  for (const res of responses) {
+  for (const res of answers) {
     counts[res.status] = (counts[res.status] ?? 0) + 1;
     if (res.status === 401 || res.status === 429) expect(res.body.error).toBe('invalid_client');
     // RFC 6749 2.3.1 / 5.2: a failed Basic authentication answers 401 with a challenge.
@@ -57,7 +71,19 @@ function tally(responses: Response[]): Record<number, number> {
   return counts;
 }
 
-const concurrently = (count: number, send: (i: number) => Promise<Response>) => Promise.all(Array.from({ length: count }, (_, i) => send(i)));
+const concurrently = (count: number, send: (i: number) => Promise<Answer>) => Promise.all(Array.from({ length: count }, (_, i) => send(i)));
+
+async function sequentially(count: number, send: (i: number) => Promise<Answer>): Promise<Answer[]> {
+  const answers: Answer[] = [];
+  for (let i = 0; i < count; i++) answers.push(await send(i));
+  return answers;
+}
+
+interface Grant {
+  name: string;
+  client: Client;
+  form(host: TestHost): Promise<Record<string, string>>;
+}
 
 function bruteForceSuite(makeStores: () => StoreFactory, adapters: readonly AdapterName[]) {
   let stores: StoreFactory;
@@ -70,71 +96,145 @@ function bruteForceSuite(makeStores: () => StoreFactory, adapters: readonly Adap
   });
 
   it.each(adapters)(
-    'RFC 6749 10.10 / RFC 6585 4: 200 concurrent wrong secrets from one IP on %s run exactly 10 secret checks; the rest get 429 with Retry-After',
+    'RFC 6749 10.10 / RFC 6585 4: 14 wrong secrets from 127.0.0.9 on %s slow 127.0.0.9 alone: from 127.0.0.1 the right secret exchanges a code, refreshes and gets client_credentials tokens',
     async (adapter) => {
-      const host = await hostOn(adapter, stores.open());
-      expect(tally(await concurrently(BURST, () => attempt(host, '198.51.100.1', WRONG)))).toEqual({ 401: LIMIT, 429: BURST - LIMIT });
+      const store = stores.open();
+      // The refresh token comes from an instance of its own: the instances below have verified no secret yet.
+      const issuing = await hostOn(adapter, store);
+      const { refresh_token } = await issuing.tokens({ scope: 'openid offline_access' });
+      const grants: Grant[] = [
+        {
+          name: 'authorization_code',
+          client: CONFIDENTIAL,
+          form: async (host) => ({ grant_type: 'authorization_code', code: (await host.code()).get('code')!, redirect_uri: CONFIDENTIAL.redirectUri }),
+        },
+        { name: 'refresh_token', client: CONFIDENTIAL, form: async () => ({ grant_type: 'refresh_token', refresh_token: refresh_token! }) },
+        { name: 'client_credentials', client: SERVICE, form: async () => ({ grant_type: 'client_credentials' }) },
+      ];
+      for (const [i, grant] of grants.entries()) {
+        const host = await hostOn(adapter, store);
+        // A guesser of its own per grant: on a shared store the counts of the one before live on.
+        const guesser = `127.0.0.${9 + i}`;
+        const form = await grant.form(host);
+        const guesses = await sequentially(LIMIT + 4, () => token(host, guesser, form, basic(grant.client.id, WRONG)));
+        expect(tally(guesses), grant.name).toEqual({ 401: LIMIT, 429: 4 });
+        // The guesser's address stays slowed for this client, whatever it sends.
+        expect((await token(host, guesser, form, basic(grant.client.id, grant.client.secret!))).status, grant.name).toBe(429);
+        const right = await token(host, LEGITIMATE, form, basic(grant.client.id, grant.client.secret!));
+        expect(right.status, `${grant.name}: ${JSON.stringify(right.body)}`).toBe(200);
+        expect(right.body.access_token).toEqual(expect.any(String));
+      }
     },
   );
 
-  it('RFC 6749 10.10: 200 concurrent wrong secrets from 200 IPs are held by the client id: exactly 10 secret checks', async () => {
-    const host = await hostOn('express', stores.open());
-    const answers = await concurrently(BURST, (i) => attempt(host, `10.1.${i >> 8}.${i & 255}`, WRONG));
-    expect(tally(answers)).toEqual({ 401: LIMIT, 429: BURST - LIMIT });
-    // The right secret waits for the window too: the client id is what is blocked.
-    expect((await attempt(host, '192.0.2.200', CONFIDENTIAL.secret)).status).toBe(429);
+  it.each(adapters)(
+    'RFC 6749 2.3 / 10.10: a public client is never locked out on %s: 30 Basic passwords for it from 127.0.0.9 are each a 401, and it exchanges its codes from 127.0.0.9 and 127.0.0.1',
+    async (adapter) => {
+      const host = await hostOn(adapter, stores.open());
+      const passwords = await concurrently(30, (i) => token(host, GUESSER, { grant_type: 'refresh_token', refresh_token: 'x' }, basic(PUBLIC.id, `${WRONG}-${i}`)));
+      expect(tally(passwords)).toEqual({ 401: 30 });
+      for (const from of [GUESSER, LEGITIMATE]) {
+        const { verifier, challenge } = pkcePair();
+        const callback = await host.code({ client_id: PUBLIC.id, redirect_uri: PUBLIC.redirectUri, code_challenge: challenge, code_challenge_method: 'S256' });
+        const form = { grant_type: 'authorization_code', code: callback.get('code')!, redirect_uri: PUBLIC.redirectUri, code_verifier: verifier, client_id: PUBLIC.id };
+        const res = await postFormFrom(from, `${host.origin}/oauth/token`, form);
+        expect(res.status, `${from}: ${JSON.stringify(res.body)}`).toBe(200);
+      }
+    },
+  );
+
+  it.each(adapters)(
+    'RFC 6749 10.10 / RFC 6585 4: 200 concurrent wrong secrets from one address on %s run exactly 10 secret checks; the rest get 429 with Retry-After',
+    async (adapter) => {
+      const host = await hostOn(adapter, stores.open());
+      expect(tally(await concurrently(BURST, () => attempt(host, GUESSER, WRONG)))).toEqual({ 401: LIMIT, 429: BURST - LIMIT });
+    },
+  );
+
+  it('RFC 6749 10.10: one address trying 150 client ids at once gets 100 secret checks, then 429 for any client; other addresses are not slowed', async () => {
+    const host = await hostOn('koa', stores.open());
+    const spray = await concurrently(150, (i) => attempt(host, GUESSER, WRONG, `unknown-client-${i}`));
+    expect(tally(spray)).toEqual({ 401: ADDRESS_LIMIT, 429: 150 - ADDRESS_LIMIT });
+    expect((await attempt(host, GUESSER, CONFIDENTIAL.secret)).status).toBe(429);
+    // Authenticated (the grant is what fails): 400 invalid_grant.
+    expect((await attempt(host, LEGITIMATE, CONFIDENTIAL.secret)).status).toBe(400);
+  });
+
+  it('RFC 6749 10.10: wrong secrets for one client id from 30 addresses (the clientIp option) each get their check, and lock nobody out', async () => {
+    const host = await startHost('express', {
+      oauth: { store: stores.open(), clients: await clients(), storeTimeoutMs: 30_000 },
+      platform: { clientIp: (request) => header(request, 'x-test-ip') },
+    });
+    const from = (ip: string, secret: string) =>
+      postFormFrom(GUESSER, `${host.origin}/oauth/token`, { grant_type: 'refresh_token', refresh_token: 'x' }, { authorization: basic(CONFIDENTIAL.id, secret), 'x-test-ip': ip });
+    expect(tally(await concurrently(30, (i) => from(`203.0.113.${i}`, WRONG)))).toEqual({ 401: 30 });
+    const right = await from('192.0.2.200', CONFIDENTIAL.secret);
+    expect(right.status).toBe(400);
+  });
+
+  it('RFC 6749 10.10: IPv6 callers count by their /56 network: guesses from fresh addresses in one /56 are slowed, another /56 is answered', async () => {
+    const host = await startHost('koa', {
+      oauth: { store: stores.open(), clients: await clients(), storeTimeoutMs: 30_000 },
+      platform: { clientIp: (request) => header(request, 'x-test-ip') },
+    });
+    const from = (ip: string, secret: string) =>
+      postFormFrom(GUESSER, `${host.origin}/oauth/token`, { grant_type: 'refresh_token', refresh_token: 'x' }, { authorization: basic(CONFIDENTIAL.id, secret), 'x-test-ip': ip });
+    expect(tally(await sequentially(LIMIT + 4, (i) => from(`2001:db8:0:1200:${i.toString(16)}::1`, WRONG)))).toEqual({ 401: LIMIT, 429: 4 });
+    expect((await from('2001:db8:0:1300::1', CONFIDENTIAL.secret)).status).toBe(400);
   });
 
   it('RFC 6749 2.3.1 / 5.2: 200 concurrent attempts with an unknown client id get the same answers: 10 checks, then 429', async () => {
     const host = await hostOn('koa', stores.open());
-    expect(tally(await concurrently(BURST, () => attempt(host, '198.51.100.2', WRONG, 'no-such-client')))).toEqual({ 401: LIMIT, 429: BURST - LIMIT });
+    expect(tally(await concurrently(BURST, () => attempt(host, GUESSER, WRONG, 'no-such-client')))).toEqual({ 401: LIMIT, 429: BURST - LIMIT });
   });
 
-  it("RFC 6749 10.10: the real client's successes between guesses from other IPs neither reset the client's count nor lock the real client out", async () => {
+  it("RFC 6749 10.10: the real client's successes between guesses neither reset the guesser's count nor lock the real client out", async () => {
     const host = await hostOn('connect', stores.open());
-    const guesses: Response[] = [];
-    const real: Response[] = [];
+    const guesses: Answer[] = [];
+    const real: Answer[] = [];
     for (let i = 0; i < 30; i++) {
-      guesses.push(await attempt(host, `203.0.113.${i}`, WRONG));
-      real.push(await attempt(host, '192.0.2.200', CONFIDENTIAL.secret));
+      guesses.push(await attempt(host, GUESSER, WRONG));
+      real.push(await attempt(host, LEGITIMATE, CONFIDENTIAL.secret));
     }
     expect(tally(guesses)).toEqual({ 401: LIMIT, 429: 30 - LIMIT });
-    // Authenticated every time (the grant is what fails): a secret this process verified is no guess.
+    // Authenticated every time (the grant is what fails).
     expect(real.map((res) => res.status)).toEqual(Array(30).fill(400));
   });
 
-  it("RFC 6749 10.10: a caller's successes do not reset the failures of its own IP either", async () => {
-    const host = await hostOn('express', stores.open());
-    // Another client's secret from the same IP: failures stay counted per IP across client ids.
-    for (let i = 0; i < LIMIT - 1; i++) expect((await attempt(host, '198.51.100.3', WRONG, 'no-such-client')).status).toBe(401);
-    for (let i = 0; i < 3; i++) expect((await attempt(host, '198.51.100.3', CONFIDENTIAL.secret)).status).toBe(400);
-    expect((await attempt(host, '198.51.100.3', WRONG, 'other-unknown')).status).toBe(401);
-    expect((await attempt(host, '198.51.100.3', WRONG, 'third-unknown')).status).toBe(429);
+  it("RFC 6749 10.10: a caller's successes do not reset the failures of its own address across client ids", async () => {
+    const host = await hostOn('express', stores.open(), { addressFailures: LIMIT });
+    for (let i = 0; i < LIMIT - 1; i++) expect((await attempt(host, GUESSER, WRONG, `unknown-${i}`)).status).toBe(401);
+    for (let i = 0; i < 3; i++) expect((await attempt(host, GUESSER, CONFIDENTIAL.secret)).status).toBe(400);
+    expect((await attempt(host, GUESSER, WRONG, 'other-unknown')).status).toBe(401);
+    expect((await attempt(host, GUESSER, WRONG, 'third-unknown')).status).toBe(429);
   });
 }
 
 describe('brute force on client authentication with the memory store', SLOW, () => {
   bruteForceSuite(memoryStores, ADAPTER_NAMES);
 
+  afterEach(closeHosts);
+
   it('a store failure while the client is looked up is a 503 (RFC 6749 5.2 temporarily_unavailable), not a failed authentication', async () => {
     const memory = createMemoryOAuthStore();
     // Registered in the store (configured clients never need it).
-    const stored = { ...(await clients())[0]!, id: 'stored-client', name: 'Stored', scopes: ['openid'], grants: ['authorization_code' as const, 'refresh_token' as const] };
+    const confidential = (await clients()).find((client) => client.id === CONFIDENTIAL.id)!;
+    const stored = { ...confidential, id: 'stored-client', name: 'Stored', scopes: ['openid'], grants: ['authorization_code' as const, 'refresh_token' as const] };
     await memory.saveClient(stored);
     let failures = 0;
     const store: OAuthStore = { ...memory, getClient: (id) => (failures-- > 0 ? Promise.reject(new Error('store down')) : memory.getClient(id)) };
     const host = await hostOn('express', store);
     failures = LIMIT + 2;
     for (let i = 0; i < LIMIT + 2; i++) {
-      const res = await attempt(host, '198.51.100.9', CONFIDENTIAL.secret, stored.id);
+      const res = await attempt(host, GUESSER, CONFIDENTIAL.secret, stored.id);
       expect(res.status).toBe(503);
       expect(res.body.error).toBe('temporarily_unavailable');
     }
-    expect((await attempt(host, '198.51.100.9', CONFIDENTIAL.secret, stored.id)).status).toBe(400);
+    expect((await attempt(host, GUESSER, CONFIDENTIAL.secret, stored.id)).status).toBe(400);
   });
 });
 
-/** The adapters only carry requests to the same core: every adapter runs the burst with the memory store above. */
+/** The adapters only carry requests to the same core: every adapter runs the suite with the memory store above. */
 function sharedStoreSuite(makeStores: () => StoreFactory) {
   bruteForceSuite(makeStores, ['koa']);
 
@@ -148,17 +248,23 @@ function sharedStoreSuite(makeStores: () => StoreFactory) {
       await stores.close();
     });
 
-    it('RFC 6749 10.10: wrong secrets sent to each in turn get exactly 10 checks between them', async () => {
+    it('RFC 6749 10.10: wrong secrets from one address sent to each in turn get exactly 10 checks between them; the right secret from another address is answered by both', async () => {
       const hosts = [await hostOn('express', stores.open()), await hostOn('koa', stores.open())];
-      const answers: Response[] = [];
-      for (let i = 0; i < 30; i++) answers.push(await attempt(hosts[i % 2]!, `203.0.113.${i}`, WRONG));
-      expect(tally(answers)).toEqual({ 401: LIMIT, 429: 30 - LIMIT });
-      expect(answers.slice(0, LIMIT).map((res) => res.status)).toEqual(Array(LIMIT).fill(401));
+      const guesses = await sequentially(30, (i) => attempt(hosts[i % 2]!, GUESSER, WRONG));
+      expect(tally(guesses)).toEqual({ 401: LIMIT, 429: 30 - LIMIT });
+      expect(guesses.slice(0, LIMIT).map((res) => res.status)).toEqual(Array(LIMIT).fill(401));
+      for (const host of hosts) expect((await attempt(host, LEGITIMATE, CONFIDENTIAL.secret)).status).toBe(400);
     });
 
-    it('RFC 6749 10.10 / RFC 6585 4: 200 concurrent wrong secrets spread over both get exactly 10 checks between them', async () => {
+    it('RFC 6749 10.10 / RFC 6585 4: 200 concurrent wrong secrets from one address spread over both get exactly 10 checks between them', async () => {
       const hosts = [await hostOn('express', stores.open()), await hostOn('connect', stores.open())];
-      expect(tally(await concurrently(BURST, (i) => attempt(hosts[i % 2]!, '198.51.100.4', WRONG)))).toEqual({ 401: LIMIT, 429: BURST - LIMIT });
+      expect(tally(await concurrently(BURST, (i) => attempt(hosts[i % 2]!, GUESSER, WRONG)))).toEqual({ 401: LIMIT, 429: BURST - LIMIT });
+    });
+
+    it('RFC 6749 10.10: 150 client ids tried at once from one address, spread over both, get 100 checks between them', async () => {
+      const hosts = [await hostOn('express', stores.open()), await hostOn('koa', stores.open())];
+      const spray = await concurrently(150, (i) => attempt(hosts[i % 2]!, GUESSER, WRONG, `unknown-client-${i}`));
+      expect(tally(spray)).toEqual({ 401: ADDRESS_LIMIT, 429: 150 - ADDRESS_LIMIT });
     });
   });
 }

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { oauthMigrationSql, createRedisOAuthStore, type RedisLike } from '../../src/oauth/store/index.js';
-import { createLoginThrottle, type LoginThrottle } from '../../src/oauth/throttle.js';
+import { createFailureThrottle, createLoginThrottle, type LoginThrottle } from '../../src/oauth/throttle.js';
 import { describePostgres, describeRedis } from '../support/services.js';
 import { memoryStores, postgresStores, redisStores, type StoreFactory } from './shared-stores.js';
 
@@ -68,6 +68,57 @@ function loginThrottleSuite(makeStores: () => StoreFactory) {
     expect((await logins.attempt('demo', '198.51.100.3')).retryAfter).toBeGreaterThan(0);
   });
 }
+
+/** Keys of two kinds with limits of their own, as client authentication counts an IP and an IP with a client id. */
+function keyKindsSuite(makeStores: () => StoreFactory) {
+  let stores: StoreFactory;
+  beforeEach(() => {
+    stores = makeStores();
+  });
+  afterEach(async () => {
+    await stores.close();
+  });
+  const throttle = () => createFailureThrottle({ failures: { ip: 5, pair: 2 }, windowSeconds: 60, name: 'kinds', store: stores.open() });
+  const keys = (ip: string, client: string) => [
+    { kind: 'ip', id: ip },
+    { kind: 'pair', id: `${ip} ${client}` },
+  ];
+
+  it('each kind of key holds at its own limit: 2 per IP and client, 5 per IP; a refusal counts nothing', async () => {
+    const counts = throttle();
+    const refused: boolean[] = [];
+    for (const client of ['a', 'a', 'a', 'b', 'b', 'c', 'c']) refused.push((await counts.attempt(keys('192.0.2.1', client))).retryAfter > 0);
+    // a: its pair is full at 2. b: 2 more on the IP (4). c: the IP's fifth, then the IP is full.
+    expect(refused).toEqual([false, false, true, false, false, false, true]);
+    expect((await counts.attempt(keys('192.0.2.2', 'a'))).retryAfter).toBe(0);
+  });
+
+  it('50 concurrent attempts on one IP and client: exactly 2 check, and the losers give back what they reserved on the IP', async () => {
+    const counts = throttle();
+    const attempts = await Promise.all(Array.from({ length: 50 }, () => counts.attempt(keys('192.0.2.3', 'a'))));
+    expect(attempts.filter((attempt) => attempt.retryAfter === 0)).toHaveLength(2);
+    const others: number[] = [];
+    for (const client of ['b', 'c', 'd', 'e']) others.push((await counts.attempt(keys('192.0.2.3', client))).retryAfter);
+    expect(others.map((wait) => wait > 0)).toEqual([false, false, false, true]);
+  });
+}
+
+describe('createFailureThrottle: a limit per kind of key, in memory', () => {
+  keyKindsSuite(memoryStores);
+
+  it('a key of a kind without a limit is a TypeError naming the kind', async () => {
+    const counts = createFailureThrottle({ failures: { ip: 1 }, windowSeconds: 60, name: 'kinds' });
+    await expect(counts.attempt([{ kind: 'user', id: 'demo' }])).rejects.toThrow(/kind user/);
+  });
+});
+
+describeRedis('createFailureThrottle on the Redis OAuth store', () => {
+  keyKindsSuite(redisStores);
+});
+
+describePostgres('createFailureThrottle on the PostgreSQL OAuth store', () => {
+  keyKindsSuite(postgresStores);
+});
 
 describe('createLoginThrottle: failed logins per user name and per IP, in memory', () => {
   loginThrottleSuite(memoryStores);

@@ -355,7 +355,7 @@ describe.each(ADAPTER_NAMES)('token endpoint on %s', (adapter) => {
 
 const bruteForceHost = (adapter: AdapterName) =>
   startHost(adapter, {
-    oauth: { bruteForce: { clientAuthFailures: 3 } },
+    oauth: { bruteForce: { clientAuthFailures: 3, addressFailures: 3 } },
     platform: { clientIp: (request) => header(request, 'x-test-ip') },
   });
 
@@ -364,14 +364,16 @@ const attempt = (host: TestHost, ip: string, id: string, secret: string) =>
   host.postForm('/oauth/token', { grant_type: 'refresh_token', refresh_token: 'x' }, { authorization: basic(id, secret), 'x-test-ip': ip });
 
 describe.each(ADAPTER_NAMES)('brute force on client authentication on %s (RFC 6749 10.10, OAuth 2.0 Security BCP 4.15)', (adapter) => {
-  it('RFC 6749 10.10: after 3 failed client authentications even the right secret gets 429 with Retry-After', async () => {
+  it('RFC 6749 10.10: after 3 failed client authentications from one IP, that IP gets 429 with Retry-After even with the right secret; another IP is answered', async () => {
     const host = await bruteForceHost(adapter);
     for (let i = 0; i < 3; i++) expectInvalidClient(await attempt(host, '198.51.100.1', CONFIDENTIAL.id, 'wrong-secret-1234'));
-    const blocked = await attempt(host, '198.51.100.2', CONFIDENTIAL.id, CONFIDENTIAL.secret);
+    const blocked = await attempt(host, '198.51.100.1', CONFIDENTIAL.id, CONFIDENTIAL.secret);
     expect(blocked.status).toBe(429);
     expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
     expect(blocked.headers['content-type']).toMatch(/^application\/json/);
     expect(blocked.headers['cache-control']).toBe('no-store');
+    // Authenticated (the grant is what fails): the guesser slowed itself, not the client.
+    expect((await attempt(host, '198.51.100.2', CONFIDENTIAL.id, CONFIDENTIAL.secret)).status).toBe(400);
   });
 
   it('RFC 6749 10.10: the throttle also holds per IP, across client ids', async () => {

@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { countedAddress } from '../core/client-address.js';
 import type { PostgresOAuthStore, PostgresRateLimitStore } from './store/postgres.js';
 import type { RedisOAuthStore, RedisRateLimitStore } from './store/redis.js';
 import type { OAuthStore } from './store/types.js';
 
 /**
  * Brute-force protection built on rate-limiter-flexible. Every attempt reserves one failure on
- * each of its keys (an IP, an IP and a client id, a user name) before the secret is checked, so
+ * each of its keys (an IP, an IP with a client id or a user name) before the secret is checked, so
  * concurrent guesses cannot pass the limit together; a success, or a refusal that checked nothing,
  * gives back only its own reservation, so it never erases failures that other attempts made. Keys
  * are counted whether the client or user exists or not, so a refusal reveals nothing.
@@ -190,13 +191,18 @@ export interface LoginAttempt {
 }
 
 export interface LoginThrottle {
-  /** Call before checking the password: reserves one failure for the user name and for the IP. */
+  /**
+   * Call before checking the password: reserves one failure for the caller's address with the
+   * user name, and one for the address. `ip` is the framework's client address (Express `req.ip`).
+   */
   attempt(username: string, ip: string): Promise<LoginAttempt>;
 }
 
 export interface LoginThrottleOptions {
-  /** Failed logins allowed per user name and per IP within the window. Default 5. */
+  /** Failed logins allowed per address and user name (any case) within the window. Default 5. */
   failures?: number;
+  /** Failed logins allowed per address within the window, whatever the user names. Default 100. */
+  addressFailures?: number;
   /** Default 900 (15 minutes). */
   windowSeconds?: number;
   /**
@@ -221,7 +227,17 @@ function stringArgument(value: unknown, argument: string): string {
 }
 
 /**
- * For the host's login page: limits failed logins per user name (any case) and per IP.
+ * The login counts follow client authentication's (docs/oauth.md, "Brute-force limits"): per
+ * address and user name, so a guesser slows itself down and never the user it guesses at, and
+ * per address, so one address trying many user names is slowed too. No count is kept per user
+ * name alone: anyone who knows a user name could spend it and lock the user out.
+ */
+const ADDRESS = 'ip';
+const ADDRESS_AND_USER = 'ip+user';
+
+/**
+ * For the host's login page: limits failed logins per address and user name (any case), and per
+ * address; an IPv6 address counts by its /56 network.
  *
  * @example
  * const logins = createLoginThrottle({ store }); // the platform's OAuth store
@@ -231,18 +247,23 @@ function stringArgument(value: unknown, argument: string): string {
  * await attempt.succeeded();
  */
 export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginThrottle {
-  const failures = positiveInteger(options.failures ?? 5, 'failures');
   const throttle = createFailureThrottle({
-    failures: { ip: failures, user: failures },
+    failures: {
+      [ADDRESS]: positiveInteger(options.addressFailures ?? 100, 'addressFailures'),
+      [ADDRESS_AND_USER]: positiveInteger(options.failures ?? 5, 'failures'),
+    },
     windowSeconds: positiveInteger(options.windowSeconds ?? 900, 'windowSeconds'),
     name: 'login',
     store: options.store,
   });
   return {
     async attempt(username, ip) {
+      const address = countedAddress(stringArgument(ip, 'ip'));
+      const user = stringArgument(username, 'username').toLowerCase();
+      // The address first, as createFailureThrottle asks; JSON keeps the pair apart whatever characters a user name holds.
       const keys = [
-        { kind: 'ip', id: stringArgument(ip, 'ip') },
-        { kind: 'user', id: stringArgument(username, 'username').toLowerCase() },
+        { kind: ADDRESS, id: address },
+        { kind: ADDRESS_AND_USER, id: JSON.stringify([address, user]) },
       ];
       const attempt = await throttle.attempt(keys);
       return { retryAfter: attempt.retryAfter, succeeded: () => attempt.release() };

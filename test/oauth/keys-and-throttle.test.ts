@@ -18,54 +18,77 @@ function loginThrottleSuite(makeStores: () => StoreFactory) {
   afterEach(async () => {
     await stores.close();
   });
-  const throttle = (failures: number) => createLoginThrottle({ failures, windowSeconds: 60, store: stores.open() });
+  const throttle = (failures: number, addressFailures?: number) => createLoginThrottle({ failures, addressFailures, windowSeconds: 60, store: stores.open() });
 
-  it('blocks a user name after its failures, from any IP and in any case, with the seconds to wait', async () => {
+  it('failures for a user name from one address never stop the right password from another', async () => {
     const logins = throttle(3);
-    for (let i = 0; i < 3; i++) expect((await logins.attempt('Demo', `10.0.0.${i}`)).retryAfter).toBe(0);
-    const wait = (await logins.attempt('demo', '10.0.0.99')).retryAfter;
+    for (let i = 0; i < 20; i++) await logins.attempt(i % 2 ? 'Demo' : 'demo', '127.0.0.9');
+    const own = await logins.attempt('demo', '127.0.0.1');
+    expect(own.retryAfter).toBe(0);
+    await own.succeeded();
+    expect((await logins.attempt('DEMO', '127.0.0.1')).retryAfter).toBe(0);
+  });
+
+  it('blocks the address that guesses at a user name, in any case, with the seconds to wait; its other user names still pass', async () => {
+    const logins = throttle(3);
+    for (let i = 0; i < 3; i++) expect((await logins.attempt(i === 1 ? 'Demo' : 'demo', '192.0.2.7')).retryAfter).toBe(0);
+    const wait = (await logins.attempt('DEMO', '192.0.2.7')).retryAfter;
     expect(wait).toBeGreaterThan(0);
     expect(wait).toBeLessThanOrEqual(60);
+    expect((await logins.attempt('someone-else', '192.0.2.7')).retryAfter).toBe(0);
   });
 
-  it('blocks an IP that tries many user names, and only that IP', async () => {
-    const logins = throttle(3);
-    for (const user of ['a', 'b', 'c']) await logins.attempt(user, '192.0.2.7');
-    expect((await logins.attempt('someone-else', '192.0.2.7')).retryAfter).toBeGreaterThan(0);
-    expect((await logins.attempt('someone-else', '192.0.2.8')).retryAfter).toBe(0);
+  it('blocks an address that tries many user names at the address limit, and only that address', async () => {
+    const logins = throttle(3, 10);
+    for (let i = 0; i < 10; i++) expect((await logins.attempt(`user${i}`, '192.0.2.8')).retryAfter).toBe(0);
+    const wait = (await logins.attempt('someone-else', '192.0.2.8')).retryAfter;
+    expect(wait).toBeGreaterThan(0);
+    expect(wait).toBeLessThanOrEqual(60);
+    expect((await logins.attempt('someone-else', '192.0.2.9')).retryAfter).toBe(0);
   });
 
-  it('100 concurrent attempts at one user name let exactly the limit check a password', async () => {
-    const { allowed, waits } = await burst([throttle(5)], 100, 'demo', (i) => `198.18.0.${i}`);
+  it('counts an IPv6 address by its /56 and an IPv4-mapped address as its IPv4 address', async () => {
+    const logins = throttle(2);
+    // 2001:db8:0:1::1 and 2001:db8:0:ff::9 lie in one /56; 2001:db8:0:100:: starts the next.
+    for (const ip of ['2001:db8:0:1::1', '2001:db8:0:ff::9']) expect((await logins.attempt('demo', ip)).retryAfter).toBe(0);
+    expect((await logins.attempt('demo', '2001:db8:0:42::7')).retryAfter).toBeGreaterThan(0);
+    expect((await logins.attempt('demo', '2001:db8:0:100::1')).retryAfter).toBe(0);
+    for (let i = 0; i < 2; i++) await logins.attempt('demo', '192.0.2.10');
+    expect((await logins.attempt('demo', '::ffff:192.0.2.10')).retryAfter).toBeGreaterThan(0);
+  });
+
+  it('100 concurrent attempts at one user name from one address let exactly the limit check a password', async () => {
+    const { allowed, waits } = await burst([throttle(5)], 100, 'demo', () => '198.18.0.1');
     expect(allowed).toBe(5);
     expect(waits).toHaveLength(95);
     for (const wait of waits) expect(wait).toBeGreaterThan(0);
   });
 
-  it('100 concurrent attempts from one IP let exactly the limit check a password', async () => {
-    const { allowed } = await burst([throttle(5)], 100, 'demo', () => '198.18.1.1');
-    expect(allowed).toBe(5);
+  it('100 concurrent attempts at many user names from one address let exactly the address limit check a password', async () => {
+    const logins = throttle(5, 20);
+    const attempts = await Promise.all(Array.from({ length: 100 }, (_, i) => logins.attempt(`user${i}`, '198.18.1.1')));
+    expect(attempts.filter((a) => a.retryAfter === 0)).toHaveLength(20);
   });
 
-  it("a successful login gives back its own attempt only: failures from other IPs stay counted", async () => {
+  it('a successful login gives back its own attempt only: failures from the same address stay counted', async () => {
     const logins = throttle(3);
-    for (const ip of ['198.51.100.1', '198.51.100.2']) expect((await logins.attempt('demo', ip)).retryAfter).toBe(0);
+    for (let i = 0; i < 2; i++) expect((await logins.attempt('demo', '198.51.100.1')).retryAfter).toBe(0);
     for (let i = 0; i < 5; i++) {
-      const own = await logins.attempt('demo', '203.0.113.9');
+      const own = await logins.attempt('demo', '198.51.100.1');
       expect(own.retryAfter).toBe(0);
       await own.succeeded();
     }
-    expect((await logins.attempt('demo', '198.51.100.3')).retryAfter).toBe(0);
-    expect((await logins.attempt('demo', '198.51.100.4')).retryAfter).toBeGreaterThan(0);
+    expect((await logins.attempt('demo', '198.51.100.1')).retryAfter).toBe(0);
+    expect((await logins.attempt('demo', '198.51.100.1')).retryAfter).toBeGreaterThan(0);
   });
 
   it('succeeded() gives back the reservation once, however often it is called', async () => {
     const logins = throttle(2);
     await logins.attempt('demo', '198.51.100.1');
-    const own = await logins.attempt('demo', '203.0.113.9');
+    const own = await logins.attempt('demo', '198.51.100.1');
     for (let i = 0; i < 3; i++) await own.succeeded();
-    expect((await logins.attempt('demo', '198.51.100.2')).retryAfter).toBe(0);
-    expect((await logins.attempt('demo', '198.51.100.3')).retryAfter).toBeGreaterThan(0);
+    expect((await logins.attempt('demo', '198.51.100.1')).retryAfter).toBe(0);
+    expect((await logins.attempt('demo', '198.51.100.1')).retryAfter).toBeGreaterThan(0);
   });
 }
 
@@ -120,7 +143,7 @@ describePostgres('createFailureThrottle on the PostgreSQL OAuth store', () => {
   keyKindsSuite(postgresStores);
 });
 
-describe('createLoginThrottle: failed logins per user name and per IP, in memory', () => {
+describe('createLoginThrottle: failed logins per address and user name, and per address, in memory', () => {
   loginThrottleSuite(memoryStores);
 
   it.each([42, undefined, ['demo', 'other'], { toLowerCase: () => 'demo' }])('throws a TypeError naming the user name for %j', async (username) => {
@@ -136,6 +159,8 @@ describe('createLoginThrottle: failed logins per user name and per IP, in memory
   it.each([
     [{ failures: 0 }, /failures must be a positive integer/],
     [{ failures: 2.5 }, /failures must be a positive integer/],
+    [{ addressFailures: 0 }, /addressFailures must be a positive integer/],
+    [{ addressFailures: '100' as never }, /addressFailures must be a positive integer/],
     [{ windowSeconds: -1 }, /windowSeconds must be a positive integer/],
   ])('refuses %j at creation', (options, message) => {
     expect(() => createLoginThrottle(options)).toThrow(message);
@@ -157,14 +182,20 @@ describe('createLoginThrottle: failed logins per user name and per IP, in memory
 function sharedLoginSuite(makeStores: () => StoreFactory) {
   loginThrottleSuite(makeStores);
 
-  it('two instances on one store, used in turn, share one budget', async () => {
+  it('two instances on one store, used in turn, share the counts per address and user name and per address', async () => {
     const stores = makeStores();
     try {
-      const instances = [createLoginThrottle({ failures: 5, store: stores.open() }), createLoginThrottle({ failures: 5, store: stores.open() })];
-      const answers: number[] = [];
-      for (let i = 0; i < 12; i++) answers.push((await instances[i % 2]!.attempt('demo', `198.51.100.${i}`)).retryAfter);
-      expect(answers.filter((wait) => wait === 0)).toHaveLength(5);
-      expect(answers.slice(0, 5)).toEqual([0, 0, 0, 0, 0]);
+      const instances = [
+        createLoginThrottle({ failures: 5, addressFailures: 8, store: stores.open() }),
+        createLoginThrottle({ failures: 5, addressFailures: 8, store: stores.open() }),
+      ];
+      const pair: number[] = [];
+      for (let i = 0; i < 12; i++) pair.push((await instances[i % 2]!.attempt('demo', '198.51.100.7')).retryAfter);
+      expect(pair.map((wait) => wait > 0)).toEqual([...Array<boolean>(5).fill(false), ...Array<boolean>(7).fill(true)]);
+      // The address has 5 failures: 3 more, whatever the user names, from either instance.
+      const address: number[] = [];
+      for (let i = 0; i < 6; i++) address.push((await instances[i % 2]!.attempt(`user${i}`, '198.51.100.7')).retryAfter);
+      expect(address.map((wait) => wait > 0)).toEqual([false, false, false, true, true, true]);
     } finally {
       await stores.close();
     }
@@ -174,7 +205,7 @@ function sharedLoginSuite(makeStores: () => StoreFactory) {
     const stores = makeStores();
     try {
       const instances = [createLoginThrottle({ failures: 5, store: stores.open() }), createLoginThrottle({ failures: 5, store: stores.open() })];
-      expect((await burst(instances, 100, 'demo', (i) => `198.18.2.${i}`)).allowed).toBe(5);
+      expect((await burst(instances, 100, 'demo', () => '198.18.2.1')).allowed).toBe(5);
     } finally {
       await stores.close();
     }
@@ -222,7 +253,7 @@ describePostgres('createLoginThrottle on the PostgreSQL OAuth store', () => {
       await expect(logins.attempt('demo', '192.0.2.1')).rejects.toThrow(/does not exist/);
       await stores.pool().query(oauthMigrationSql({ schema: stores.schema }));
       expect((await logins.attempt('demo', '192.0.2.1')).retryAfter).toBe(0);
-      expect((await logins.attempt('demo', '192.0.2.2')).retryAfter).toBeGreaterThan(0);
+      expect((await logins.attempt('demo', '192.0.2.1')).retryAfter).toBeGreaterThan(0);
     } finally {
       await stores.close();
     }

@@ -1,7 +1,8 @@
 /**
  * The host's own login page: the platform sends users here with `return_to` when it needs a
  * signed-in user, and `authenticate(req)` reads the session this page starts. Failed attempts
- * are limited per user name and per IP with the library's `createLoginThrottle()`.
+ * are limited per address and user name, and per address, with the library's
+ * `createLoginThrottle()`: a guesser slows only its own address, never the user's sign-in.
  */
 import express, { type Request, type Response, type Router } from 'express';
 import { createLoginThrottle, type OAuthStore, type OAuthUser } from 'courier-platform';
@@ -101,6 +102,8 @@ export function loginRoutes({ publicUrl, sessions, tokens, secure, store }: Logi
       form(req, res, 400, { returnTo, username, message: 'Enter your user name and password.' });
       return;
     }
+    // Express's client address (docs/deployment.md#clientip): behind a proxy, set 'trust proxy',
+    // or every caller would share the proxy's count.
     const ip = req.ip ?? 'unknown';
     // Counted before the password is checked, so a burst of guesses cannot get past the limit.
     const attempt = await throttle.attempt(username, ip);

@@ -4,6 +4,7 @@
  * ends the session on the server, and a failed attempt keeps the typed user name.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postFormFrom } from '../support/from-address.js';
 import { STACK_TRACE, Visitor, expectSecurityHeaders, hiddenInput, signIn, startExample, type Page, type RunningExample } from './support.js';
 
 /** The authorization request a relying party sends; the platform answers it only for a signed-in user. */
@@ -257,5 +258,38 @@ describe('the example login throttle', () => {
     expect(page.text).toContain('Too many attempts');
     expect(page.text).toContain('value="demo"');
     expect(await platformSeesSignedIn(visitor)).toBe(false);
+  });
+
+});
+
+describe('the example login throttle counts per address', () => {
+  let example: RunningExample;
+  beforeAll(async () => {
+    example = await startExample();
+  });
+  afterAll(() => example?.close());
+
+  it('wrong passwords for demo from 127.0.0.9 slow that address and do not stop demo/demo from 127.0.0.1', async () => {
+    // The guesser fetches its form like anyone (a GET counts nothing), then posts from its own address.
+    const guesser = new Visitor(example.base);
+    const form = await guesser.open('/login');
+    const cookie = `login_form=${guesser.cookies.get('login_form')!.value}`;
+    const guess = (password: string) =>
+      postFormFrom('127.0.0.9', `${example.base}/login`, { username: 'demo', password, return_to: '/', csrf: hiddenInput(form.text, 'csrf')! }, {
+        cookie,
+        origin: 'null',
+        'sec-fetch-site': 'same-origin',
+      });
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) statuses.push((await guess(`wrong${i}`)).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
+    const refused = await guess('demo');
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+
+    const user = new Visitor(example.base);
+    const page = await signIn(user, 'demo', 'demo');
+    expect(page.status, page.text.slice(0, 300)).toBe(303);
+    expect(await platformSeesSignedIn(user)).toBe(true);
   });
 });

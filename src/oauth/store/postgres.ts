@@ -14,8 +14,10 @@
  *   oauth_rate_limits (key pk, points, expire)   brute-force counters, in rate-limiter-flexible's layout
  *
  * One row per grant, bounded whatever the number of refreshes (see types.ts): the code record
- * and the code's hash, expiry and consumed flag; the generation; the current and the previous
- * refresh token (hash and expiry); the current and the previous access token (json: hash,
+ * and the code's hash, expiry and consumed flag; the generation; the current refresh token
+ * (hash, expiry, installed at, pending), the previous one (hash, expiry, rotated out at) and the
+ * earlier ones before it (jsonb `[[hash, expiry ms], ...]`, newest first, at most
+ * EARLIER_REFRESH_TOKENS - 1, unexpired); the current and the previous access token (json: hash,
  * scope, expiresAt). Every operation on a grant is one statement on its row: row locking
  * serialises concurrent ones, and a statement that fails changes nothing.
  *
@@ -29,7 +31,17 @@ import { systemClock, type Clock } from '../../core/clock.js';
 import { configurationError } from '../../core/errors.js';
 import { checkClientRecord } from '../client-record.js';
 import type { PgQueryable } from '../../core/store-clients.js';
-import { accessView, checkGrantId, clientGrantRecord, grantIdOf, refreshView, storedAccess, type StoredAccessToken, type StoredGrant } from './grant-record.js';
+import {
+  accessView,
+  checkGrantId,
+  clientGrantRecord,
+  EARLIER_REFRESH_TOKENS,
+  grantIdOf,
+  refreshView,
+  storedAccess,
+  type StoredAccessToken,
+  type StoredGrant,
+} from './grant-record.js';
 import type { AuthorizationCodeRecord, NewTokens, OAuthClientRecord, OAuthStore, TokenRef } from './types.js';
 
 export interface PostgresOAuthStoreOptions {
@@ -151,18 +163,18 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
   }
 
   /** The first issuance, or a refresh presenting a refresh token: one statement either way. */
-  async function install(text: string, tokens: NewTokens, presented?: TokenRef, retryGraceMs = 0): Promise<{ rotated: boolean; stale?: boolean } | undefined> {
+  async function install(text: string, tokens: NewTokens, presented?: TokenRef, retryGraceMs = 0): Promise<{ outcome?: string } | undefined> {
     const { access, refresh } = tokens;
     const stored: StoredAccessToken & { hash: string } = { hash: access.ref.hash, ...storedAccess(access) };
     const at = now();
-    const { rows } = await query<{ rotated: boolean; stale?: boolean }>(text, [
+    const { rows } = await query<{ outcome?: string }>(text, [
       grantIdOf(tokens, presented),
       new Date(at),
       JSON.stringify(stored),
       new Date(Math.max(access.expiresAt, refresh?.expiresAt ?? 0)),
       refresh?.ref.hash ?? null,
       refresh ? new Date(refresh.expiresAt) : null,
-      ...(presented ? [presented.hash, retryGraceMs > 0 ? new Date(at - retryGraceMs) : null] : []),
+      ...(presented ? [presented.hash, retryGraceMs > 0 ? new Date(at - retryGraceMs) : null, at, EARLIER_REFRESH_TOKENS - 1] : []),
     ]);
     return rows[0];
   }
@@ -232,19 +244,24 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
     },
 
     async findRefreshToken(ref) {
-      const { rows } = await query<RecordRow & { current: boolean; expires_at: number; rotated_at: number | null }>(sql.findRefreshToken, [
+      const { rows } = await query<RecordRow & { current: boolean; previous: boolean; expires_at: number; rotated_at: number | null }>(sql.findRefreshToken, [
         ref.grantId,
         ref.hash,
         new Date(now()),
       ]);
       const row = rows[0];
       if (!row) return undefined;
-      return refreshView(parse<AuthorizationCodeRecord>(row.record), ref, Number(row.expires_at), row.current ? undefined : Number(row.rotated_at ?? 0));
+      const earlier = row.current ? undefined : row.previous ? { rotatedAt: Number(row.rotated_at ?? 0) } : {};
+      return refreshView(parse<AuthorizationCodeRecord>(row.record), ref, Number(row.expires_at), earlier);
     },
 
     async rotateRefreshToken(presented, next, retryGraceMs = 0) {
       const row = await install(sql.rotateRefreshToken, next, presented, retryGraceMs);
-      return !row || row.stale ? 'invalid' : row.rotated ? 'rotated' : 'reused';
+      return row?.outcome === 'rotated' || row?.outcome === 'reused' ? row.outcome : 'invalid';
+    },
+
+    async confirmRotation(successor) {
+      await query(sql.confirmRotation, [successor.grantId, successor.hash]);
     },
 
     async issueClientToken(token) {
@@ -297,14 +314,17 @@ function parse<T>(value: unknown): T {
 /** Every statement, for one (already validated and quoted) schema name. */
 function statements(s: string) {
   const grants = `${s}.oauth_grants`;
+  /** An earlier token ($7, unexpired at $9 ms) in a jsonb list of [hash, expiry ms]. */
+  const listed = (list: string, hash: string, at: string) =>
+    `EXISTS (SELECT 1 FROM jsonb_array_elements(COALESCE(${list}, '[]')) e WHERE e->>0 = ${hash} AND (e->>1)::float8 > ${at})`;
+  /** `retired` (a jsonb [hash, expiry ms] or NULL) before the entries of `older`, the expired dropped (at $9 ms), at most $10. */
+  const withEarlier = (retired: string, older: string) => `COALESCE((SELECT jsonb_agg(e ORDER BY i) FROM (
+      SELECT e, i FROM jsonb_array_elements(COALESCE(jsonb_build_array(${retired}), '[]') || COALESCE(${older}, '[]')) WITH ORDINALITY AS t(e, i)
+      WHERE jsonb_typeof(e) = 'array' AND (e->>1)::float8 > $9::float8 ORDER BY i LIMIT $10::int) kept), '[]')`;
   /** The refresh token presented ($7) is the grant's current one and has not expired ($2 = now). */
   const current = '(refresh_hash = $7::text AND refresh_expires_at > $2::timestamptz)';
-  const ifCurrent = (value: string, otherwise: string) => `CASE WHEN ${current} THEN ${value} ELSE ${otherwise} END`;
-  /** ... or the previous generation's, unexpired, and this is a retry within the grace ($8). */
+  /** ... or the previous generation's, unexpired. */
   const previous = '(previous_refresh_hash = $7::text AND previous_refresh_expires_at > $2::timestamptz)';
-  const retry = `(${previous} AND previous_refresh_rotated_at >= $8::timestamptz AND refresh_issued_at <= $2::timestamptz)`;
-  /** The row takes the new tokens: a rotation or a retry. */
-  const ifMoves = (value: string, otherwise: string) => `CASE WHEN ${current} OR ${retry} THEN ${value} ELSE ${otherwise} END`;
   const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
   return {
     migration: `
@@ -328,6 +348,8 @@ CREATE TABLE IF NOT EXISTS ${grants} (
   previous_refresh_hash text,
   previous_refresh_expires_at timestamptz,
   previous_refresh_rotated_at timestamptz,
+  refresh_pending boolean NOT NULL DEFAULT false,
+  earlier_refresh jsonb,
   access json,
   previous_access json,
   expires_at timestamptz NOT NULL
@@ -337,6 +359,8 @@ ALTER TABLE ${grants} ALTER COLUMN sub DROP NOT NULL;
 -- Idempotent like the rest, so running the migration brings an existing table up to date.
 ALTER TABLE ${grants} ADD COLUMN IF NOT EXISTS refresh_issued_at timestamptz;
 ALTER TABLE ${grants} ADD COLUMN IF NOT EXISTS previous_refresh_rotated_at timestamptz;
+ALTER TABLE ${grants} ADD COLUMN IF NOT EXISTS refresh_pending boolean NOT NULL DEFAULT false;
+ALTER TABLE ${grants} ADD COLUMN IF NOT EXISTS earlier_refresh jsonb;
 CREATE INDEX IF NOT EXISTS oauth_grants_pair_idx ON ${grants} (client_id, sub);
 CREATE INDEX IF NOT EXISTS oauth_grants_expires_at_idx ON ${grants} (expires_at);
 CREATE TABLE IF NOT EXISTS ${s}.oauth_consents (
@@ -371,14 +395,16 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_rate_limits (
       ON CONFLICT (grant_id) DO UPDATE SET client_id = EXCLUDED.client_id, sub = EXCLUDED.sub,
         record = EXCLUDED.record, code_hash = EXCLUDED.code_hash, code_expires_at = EXCLUDED.code_expires_at,
         code_consumed = false, generation = 0, refresh_hash = NULL, refresh_expires_at = NULL,
-        refresh_issued_at = NULL, previous_refresh_hash = NULL, previous_refresh_expires_at = NULL, previous_refresh_rotated_at = NULL, access = NULL, previous_access = NULL,
+        refresh_issued_at = NULL, previous_refresh_hash = NULL, previous_refresh_expires_at = NULL, previous_refresh_rotated_at = NULL,
+        refresh_pending = false, earlier_refresh = NULL, access = NULL, previous_access = NULL,
         expires_at = EXCLUDED.expires_at`,
     /** $1 grant, $2 client, $3 grant record, $4 access token (json with its hash), $5 its expiry. No user, no code (an empty hash matches none). */
     issueClientToken: `INSERT INTO ${grants} AS g (grant_id, client_id, sub, record, code_hash, code_expires_at, code_consumed, generation, access, expires_at)
       VALUES ($1, $2, NULL, $3::json, '', 'epoch', true, 1, $4::json, $5)
       ON CONFLICT (grant_id) DO UPDATE SET client_id = EXCLUDED.client_id, sub = NULL, record = EXCLUDED.record, code_hash = '',
         code_expires_at = 'epoch', code_consumed = true, generation = 1, refresh_hash = NULL, refresh_expires_at = NULL,
-        refresh_issued_at = NULL, previous_refresh_hash = NULL, previous_refresh_expires_at = NULL, previous_refresh_rotated_at = NULL, access = EXCLUDED.access, previous_access = NULL,
+        refresh_issued_at = NULL, previous_refresh_hash = NULL, previous_refresh_expires_at = NULL, previous_refresh_rotated_at = NULL,
+        refresh_pending = false, earlier_refresh = NULL, access = EXCLUDED.access, previous_access = NULL,
         expires_at = EXCLUDED.expires_at`,
     findCode: `SELECT record, code_consumed AS consumed FROM ${grants}
       WHERE grant_id = $1 AND code_hash = $2 AND code_expires_at > $3`,
@@ -392,36 +418,55 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_rate_limits (
      * token presented (refresh only).
      */
     issueTokens: `UPDATE ${grants} SET generation = 1, access = $3::json, refresh_hash = $5::text,
-        refresh_expires_at = $6::timestamptz, refresh_issued_at = $2::timestamptz, expires_at = GREATEST(expires_at, $4::timestamptz)
+        refresh_expires_at = $6::timestamptz, refresh_issued_at = $2::timestamptz, refresh_pending = false,
+        expires_at = GREATEST(expires_at, $4::timestamptz)
       WHERE grant_id = $1 AND code_consumed AND generation = 0 AND expires_at > $2::timestamptz
       RETURNING true AS rotated`,
     /*
-     * One statement: the row lock serialises concurrent refreshes, and a refresh that waited
-     * re-reads the row, finds its token now in previous_refresh_hash and answers a reuse, or a
-     * retry within the grace ($8: the earliest rotation time a retry may repeat, null for no
-     * grace) from a request no older than the current generation (see previousTokenOutcome). Every SET expression reads the row as it was before this
-     * statement; RETURNING reads it after.
+     * One statement (see rotateRefreshToken in types.ts): `g` locks the row and decides from it
+     * (a statement that waited for the lock reads the row as the other one left it), `moved`
+     * installs the tokens for a rotation or a retry, and the outcome comes back. $8 is the
+     * earliest rotation time an opt-in grace retry may repeat (null for none), $9 now in ms, $10
+     * how many older tokens to keep. A retry keeps the previous refresh and access tokens and
+     * moves the replaced refresh token into earlier_refresh.
      */
-    rotateRefreshToken: `UPDATE ${grants} SET
-        generation = ${ifMoves('generation + 1', 'generation')},
-        previous_access = ${ifMoves('access', 'previous_access')},
-        access = ${ifMoves('$3::json', 'access')},
-        previous_refresh_hash = ${ifCurrent('refresh_hash', 'previous_refresh_hash')},
-        previous_refresh_expires_at = ${ifCurrent('refresh_expires_at', 'previous_refresh_expires_at')},
-        previous_refresh_rotated_at = ${ifCurrent('$2::timestamptz', 'previous_refresh_rotated_at')},
-        refresh_hash = ${ifMoves('$5::text', 'refresh_hash')},
-        refresh_expires_at = ${ifMoves('$6::timestamptz', 'refresh_expires_at')},
-        refresh_issued_at = ${ifMoves('$2::timestamptz', 'refresh_issued_at')},
-        expires_at = ${ifMoves('GREATEST(expires_at, $4::timestamptz)', 'expires_at')}
-      WHERE grant_id = $1 AND (${current} OR ${previous})
-      RETURNING refresh_hash = $5::text AS rotated, $8::timestamptz IS NOT NULL AND refresh_issued_at > $2::timestamptz AS stale`,
+    rotateRefreshToken: `WITH g AS (
+        SELECT grant_id, ${current} AS cur, refresh_issued_at > $2::timestamptz AS stale,
+          ${previous} AND (refresh_pending OR COALESCE(previous_refresh_rotated_at >= $8::timestamptz, false)) AS retry,
+          ${previous} OR ${listed('earlier_refresh', '$7::text', '$9::float8')} AS earlier
+        FROM ${grants} WHERE grant_id = $1 AND expires_at > $2::timestamptz FOR UPDATE
+      ), decided AS (
+        SELECT grant_id, cur, CASE WHEN cur OR (NOT stale AND retry) THEN 'rotated' WHEN NOT stale AND earlier THEN 'reused' ELSE 'invalid' END AS outcome FROM g
+      ), moved AS (
+        UPDATE ${grants} AS t SET
+          generation = t.generation + 1,
+          previous_access = CASE WHEN d.cur THEN t.access ELSE t.previous_access END,
+          access = $3::json,
+          earlier_refresh = CASE WHEN d.cur
+            THEN ${withEarlier(`CASE WHEN t.previous_refresh_hash IS NULL THEN NULL ELSE jsonb_build_array(t.previous_refresh_hash, ${epochMs('t.previous_refresh_expires_at')}) END`, 't.earlier_refresh')}
+            ELSE ${withEarlier(`jsonb_build_array(t.refresh_hash, ${epochMs('t.refresh_expires_at')})`, 't.earlier_refresh')} END,
+          previous_refresh_hash = CASE WHEN d.cur THEN t.refresh_hash ELSE t.previous_refresh_hash END,
+          previous_refresh_expires_at = CASE WHEN d.cur THEN t.refresh_expires_at ELSE t.previous_refresh_expires_at END,
+          previous_refresh_rotated_at = CASE WHEN d.cur THEN $2::timestamptz ELSE t.previous_refresh_rotated_at END,
+          refresh_hash = $5::text, refresh_expires_at = $6::timestamptz, refresh_issued_at = $2::timestamptz, refresh_pending = true,
+          expires_at = GREATEST(t.expires_at, $4::timestamptz)
+        FROM decided d WHERE t.grant_id = d.grant_id AND d.outcome = 'rotated'
+      )
+      SELECT outcome FROM decided`,
+    /** $1 grant, $2 the successor's hash: its rotation is no longer pending. */
+    confirmRotation: `UPDATE ${grants} SET refresh_pending = false WHERE grant_id = $1 AND refresh_hash = $2 AND refresh_pending`,
     findAccessToken: `SELECT record, CASE WHEN access->>'hash' = $2 THEN access ELSE previous_access END AS access
       FROM ${grants} WHERE grant_id = $1 AND (access->>'hash' = $2 OR previous_access->>'hash' = $2)`,
-    findRefreshToken: `SELECT record, refresh_hash = $2 AS current,
-        ${epochMs('CASE WHEN refresh_hash = $2 THEN refresh_expires_at ELSE previous_refresh_expires_at END')} AS expires_at,
-        ${epochMs('previous_refresh_rotated_at')} AS rotated_at
-      FROM ${grants} WHERE grant_id = $1
-        AND ((refresh_hash = $2 AND refresh_expires_at > $3) OR (previous_refresh_hash = $2 AND previous_refresh_expires_at > $3))`,
+    /** $1 grant, $2 hash, $3 now: the current token, the previous one, or an older one still listed. */
+    findRefreshToken: `SELECT record, current, previous, expires_at, rotated_at FROM (
+        SELECT record, refresh_hash = $2 AND refresh_expires_at > $3 AS current,
+          previous_refresh_hash = $2 AND previous_refresh_expires_at > $3 AS previous,
+          CASE WHEN refresh_hash = $2 THEN ${epochMs('refresh_expires_at')}
+            WHEN previous_refresh_hash = $2 THEN ${epochMs('previous_refresh_expires_at')}
+            ELSE (SELECT (e->>1)::float8 FROM jsonb_array_elements(COALESCE(earlier_refresh, '[]')) e WHERE e->>0 = $2 LIMIT 1) END AS expires_at,
+          ${epochMs('previous_refresh_rotated_at')} AS rotated_at
+        FROM ${grants} WHERE grant_id = $1) r
+      WHERE current OR previous OR expires_at > ${epochMs('$3::timestamptz')}`,
     revokeAccessToken: `UPDATE ${grants} SET
         access = CASE WHEN access->>'hash' = $2 THEN NULL ELSE access END,
         previous_access = CASE WHEN previous_access->>'hash' = $2 THEN NULL ELSE previous_access END

@@ -14,8 +14,11 @@
  *
  *   code, codeExp, record, consumed   the code's hash and expiry (ms), the code record (JSON), '1' once exchanged
  *   gen                               0 until the first tokens, then one more per refresh
- *   rt, rtExp, rtAt                   the current refresh token's hash, expiry and when it was installed (ms)
+ *   rt, rtExp, rtAt, pending          the current refresh token's hash, expiry, when it was installed (ms),
+ *                                     and '1' while its rotation is pending (types.ts)
  *   prt, prtExp, prtAt                the previous generation's, and when the refresh that rotated it out was asked for
+ *   older                             earlier generations before it, [[hash, expiry], ...] JSON, newest first
+ *                                     (at most EARLIER_REFRESH_TOKENS - 1, unexpired; withEarlier)
  *   at / pat                          the hash of the current / previous access token
  *   at:<hash>                         those two access tokens ({scope, expiresAt} JSON); a refresh deletes the older
  *
@@ -33,7 +36,18 @@ import { configurationError } from '../../core/errors.js';
 import { checkClientRecord } from '../client-record.js';
 import type { RedisLike } from '../../core/store-clients.js';
 import { globEscape, scanKeys } from '../../core/redis-scan.js';
-import { accessView, checkGrantId, clientGrantRecord, grantIdOf, refreshView, storedAccess, type StoredAccessToken, type StoredGrant } from './grant-record.js';
+import {
+  accessView,
+  checkGrantId,
+  clientGrantRecord,
+  EARLIER_REFRESH_TOKENS,
+  grantIdOf,
+  refreshView,
+  storedAccess,
+  type EarlierToken,
+  type StoredAccessToken,
+  type StoredGrant,
+} from './grant-record.js';
 import type { AuthorizationCodeRecord, NewTokens, OAuthClientRecord, OAuthStore, TokenRef } from './types.js';
 
 export interface RedisOAuthStoreOptions {
@@ -89,33 +103,64 @@ return 1
 /**
  * Installs a new generation of tokens: KEYS[1] grant; ARGV now, the refresh token presented (''
  * for the first issuance), access hash, access JSON, refresh hash ('' for none), refresh
- * expiresAt, ttl of the newest part, the retry grace (ms). The first issuance needs an exchanged
- * code and generation 0; a refresh needs the current, unexpired refresh token, or the previous
- * one within the retry grace (then the previous token and prtAt stay; see previousTokenOutcome).
- * Every check comes before the first write, so a refused call changes nothing. Answers 1 when
- * installed, 2 when the token presented is the previous generation's (a reuse), 0 otherwise.
+ * expiresAt, ttl of the newest part, the retry grace (ms), how many older tokens to keep. The
+ * first issuance needs an exchanged code and generation 0; a refresh the current unexpired
+ * refresh token (a rotation), or the previous one while the rotation is pending or within the
+ * grace (a retry); see rotateRefreshToken in types.ts and earlierTokenOutcome. Every check comes
+ * before the first write, so a refused call changes nothing. Answers 1 when installed, 2 when
+ * the token presented is an earlier generation's (a reuse), 0 otherwise.
  */
 const INSTALL = script(`
-local f = redis.call('HMGET', KEYS[1], 'consumed', 'gen', 'rt', 'rtExp', 'prt', 'prtExp', 'at', 'pat', 'prtAt', 'rtAt')
+local f = redis.call('HMGET', KEYS[1], 'consumed', 'gen', 'rt', 'rtExp', 'prt', 'prtExp', 'at', 'pat', 'prtAt', 'rtAt', 'pending', 'older')
 local now = tonumber(ARGV[1])
-local retry = false
+local older = cjson.decode(f[12] or '[]')
+local step = 'rotate'
 if ARGV[2] == '' then
   if f[1] ~= '1' or f[2] ~= '0' then return 0 end
+  step = 'first'
 elseif f[3] ~= ARGV[2] or tonumber(f[4]) <= now then
-  if f[5] ~= ARGV[2] or tonumber(f[6]) <= now then return 0 end
-  local grace = tonumber(ARGV[8])
-  if grace <= 0 then return 2 end
   if now < tonumber(f[10] or '0') then return 0 end
-  if now - tonumber(f[9] or '0') > grace then return 2 end
-  retry = true
+  if f[5] == ARGV[2] and tonumber(f[6]) > now then
+    local grace = tonumber(ARGV[8])
+    if f[11] ~= '1' and (grace <= 0 or now - tonumber(f[9] or '0') > grace) then return 2 end
+    step = 'retry'
+  else
+    for _, e in ipairs(older) do
+      if e[1] == ARGV[2] and e[2] > now then return 2 end
+    end
+    return 0
+  end
 end
-if f[8] then redis.call('HDEL', KEYS[1], 'at:' .. f[8]) end
-redis.call('HSET', KEYS[1], 'gen', tonumber(f[2]) + 1, 'pat', f[7] or '', 'at', ARGV[3], 'at:' .. ARGV[3], ARGV[4])
+local kept = {}
+local function keep(hash, exp)
+  if hash and tonumber(exp) > now and #kept < tonumber(ARGV[9]) then kept[#kept + 1] = {hash, tonumber(exp)} end
+end
+if step == 'retry' then
+  -- The successor nobody received: its access token goes, the previous access token stays.
+  if f[7] then redis.call('HDEL', KEYS[1], 'at:' .. f[7]) end
+  keep(f[3], f[4])
+else
+  if f[8] then redis.call('HDEL', KEYS[1], 'at:' .. f[8]) end
+  redis.call('HSET', KEYS[1], 'pat', f[7] or '')
+  if step == 'rotate' then keep(f[5], f[6]) end
+end
+for _, e in ipairs(older) do keep(e[1], e[2]) end
+redis.call('HSET', KEYS[1], 'gen', tonumber(f[2]) + 1, 'at', ARGV[3], 'at:' .. ARGV[3], ARGV[4])
 if ARGV[5] ~= '' then
-  if not retry then redis.call('HSET', KEYS[1], 'prt', f[3] or '', 'prtExp', f[4] or '0', 'prtAt', ARGV[1]) end
-  redis.call('HSET', KEYS[1], 'rt', ARGV[5], 'rtExp', ARGV[6], 'rtAt', ARGV[1])
+  if step == 'rotate' then redis.call('HSET', KEYS[1], 'prt', f[3] or '', 'prtExp', f[4] or '0', 'prtAt', ARGV[1]) end
+  local pending = '1'
+  if step == 'first' then pending = '0' end
+  redis.call('HSET', KEYS[1], 'rt', ARGV[5], 'rtExp', ARGV[6], 'rtAt', ARGV[1], 'pending', pending)
+  if #kept > 0 then redis.call('HSET', KEYS[1], 'older', cjson.encode(kept)) else redis.call('HDEL', KEYS[1], 'older') end
 end
 if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[7]) then redis.call('PEXPIRE', KEYS[1], ARGV[7]) end
+return 1
+`);
+
+/** Confirms a rotation: KEYS[1] grant; ARGV[1] the successor's hash. HSET keeps the key's TTL. */
+const CONFIRM = script(`
+if redis.call('HGET', KEYS[1], 'rt') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'pending', '0')
 return 1
 `);
 
@@ -223,7 +268,7 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
     const newest = Math.max(access.expiresAt, refresh?.expiresAt ?? 0);
     return run(INSTALL, [keys.grant(grantId)], [
       now(), presented?.hash ?? '', access.ref.hash, JSON.stringify(stored),
-      refresh?.ref.hash ?? '', refresh?.expiresAt ?? 0, ttl(newest), retryGraceMs,
+      refresh?.ref.hash ?? '', refresh?.expiresAt ?? 0, ttl(newest), retryGraceMs, EARLIER_REFRESH_TOKENS - 1,
     ]);
   }
 
@@ -318,17 +363,22 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
     },
 
     async findRefreshToken(ref) {
-      const [json, rt, rtExp, prt, prtExp, prtAt] = await readGrant(ref.grantId, 'record', 'rt', 'rtExp', 'prt', 'prtExp', 'prtAt');
+      const [json, rt, rtExp, prt, prtExp, prtAt, older] = await readGrant(ref.grantId, 'record', 'rt', 'rtExp', 'prt', 'prtExp', 'prtAt', 'older');
       if (!json) return undefined;
-      const current = rt === ref.hash;
-      const expiresAt = Number(current ? rtExp : prt === ref.hash ? prtExp : 0);
+      const earlier = rt === ref.hash ? undefined : prt === ref.hash ? { rotatedAt: Number(prtAt ?? 0) } : {};
+      const expiresAt =
+        rt === ref.hash ? Number(rtExp) : prt === ref.hash ? Number(prtExp) : ((JSON.parse(older ?? '[]') as EarlierToken[]).find(([hash]) => hash === ref.hash)?.[1] ?? 0);
       if (!(expiresAt > now())) return undefined;
-      return refreshView(JSON.parse(json) as AuthorizationCodeRecord, ref, expiresAt, current ? undefined : Number(prtAt ?? 0));
+      return refreshView(JSON.parse(json) as AuthorizationCodeRecord, ref, expiresAt, earlier);
     },
 
     async rotateRefreshToken(presented, next, retryGraceMs = 0) {
       const outcome = await install(next, presented, retryGraceMs);
       return outcome === 1 ? 'rotated' : outcome === 2 ? 'reused' : 'invalid';
+    },
+
+    async confirmRotation(successor) {
+      await run(CONFIRM, [keys.grant(successor.grantId)], [successor.hash]);
     },
 
     async issueClientToken(token) {

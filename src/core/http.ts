@@ -36,6 +36,11 @@ export interface PlatformResponse {
   status: number;
   headers: Record<string, string>;
   body: string;
+  /**
+   * Called by the adapter once the response has been written in full (Node's `finish`), never
+   * when the connection closed before: a refresh then knows its answer left (docs/oauth.md#tokens).
+   */
+  onSent?: () => void;
 }
 
 export function header(request: PlatformRequest, name: string): string | undefined {

@@ -6,9 +6,11 @@
  * an opt-in grace never hands out tokens once the successor was used; an access token lasts until
  * two refreshes later, and a grant keeps one store entry however often it is refreshed.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { OAuthEvent } from '../../../src/oauth/events.js';
 import { createMemoryOAuthStore, type OAuthStore } from '../../../src/oauth/store/index.js';
+import { describePostgres, describeRedis } from '../../support/services.js';
+import { memoryStores, postgresStores, redisStores, type StoreFactory } from '../shared-stores.js';
 import { ADAPTER_NAMES, closeHosts, startHost, testClock, type HostSetup, type TestHost, type TokenResponseBody } from './helpers.js';
 
 afterEach(closeHosts);
@@ -172,3 +174,83 @@ describe.each(ADAPTER_NAMES)('refresh and the store on %s', (adapter) => {
     expect((await host.userinfo(issued[0]!.access_token)).status).toBe(401);
   });
 });
+
+/**
+ * A store whose confirmations can be awaited: the platform confirms a rotation after its answer
+ * has left, so a test that replays at once would race it on a store across the network.
+ */
+function confirming(store: OAuthStore): { store: OAuthStore; confirmed(count: number): Promise<void> } {
+  let done = 0;
+  const waiting = new Set<() => void>();
+  const wrapped: OAuthStore = {
+    ...store,
+    confirmRotation: async (successor) => {
+      await store.confirmRotation(successor);
+      done += 1;
+      for (const check of waiting) check();
+    },
+  };
+  const confirmed = (count: number) =>
+    new Promise<void>((resolve) => {
+      const check = () => {
+        if (done < count) return;
+        waiting.delete(check);
+        resolve();
+      };
+      waiting.add(check);
+      check();
+    });
+  return { store: wrapped, confirmed };
+}
+
+function describeStoreRefresh(factory: () => StoreFactory) {
+  const stores = factory();
+  afterAll(() => stores.close());
+
+  it('RFC 9700 4.14.2: once the answer was written, a replay of the rotated-out refresh token ends the grant, with one refresh_token.reused', async () => {
+    const { store, confirmed } = confirming(stores.open());
+    const { host, reuses } = await hostWithEvents('express', { oauth: { store } });
+    const first = await host.tokens({ scope: SCOPE });
+    const second = await refreshed(host, first.refresh_token!);
+    await confirmed(1);
+    for (let i = 0; i < 3; i += 1) expect((await host.refresh(first.refresh_token!)).body.error).toBe('invalid_grant');
+    expect(reuses()).toBe(1);
+    await expectGrantEnded(host, second);
+  });
+
+  it('RFC 9700 4.14.2: a rotation stored but never answered is repeated by the same refresh token, and the grant lives on', async () => {
+    const { store: inner } = confirming(stores.open());
+    let loseNext = false;
+    const store: OAuthStore = {
+      ...inner,
+      rotateRefreshToken: async (presented, next, grace) => {
+        const outcome = await inner.rotateRefreshToken(presented, next, grace);
+        if (!loseNext) return outcome;
+        loseNext = false;
+        throw new Error('connection reset by the store');
+      },
+    };
+    const { host, reuses } = await hostWithEvents('express', { oauth: { store } });
+    const first = await host.tokens({ scope: SCOPE });
+    loseNext = true;
+    expect((await host.refresh(first.refresh_token!)).status).toBe(503);
+    const retry = await refreshed(host, first.refresh_token!);
+    await refreshed(host, retry.refresh_token!);
+    expect(reuses()).toBe(0);
+  });
+
+  it('RFC 7009 2.1: revoking a rotated-out refresh token ends the grant; refreshing with either token then fails', async () => {
+    const { store, confirmed } = confirming(stores.open());
+    const host = await startHost('express', { oauth: { store } });
+    const first = await host.tokens({ scope: SCOPE });
+    const second = await refreshed(host, first.refresh_token!);
+    await confirmed(1);
+    expect((await host.revoke({ token: first.refresh_token! })).status).toBe(200);
+    expect((await host.refresh(first.refresh_token!)).body.error).toBe('invalid_grant');
+    await expectGrantEnded(host, second);
+  });
+}
+
+describe('refresh reuse on the memory store', () => describeStoreRefresh(memoryStores));
+describeRedis('refresh reuse on the Redis store', () => describeStoreRefresh(redisStores));
+describePostgres('refresh reuse on the PostgreSQL store', () => describeStoreRefresh(postgresStores));

@@ -39,6 +39,7 @@ export interface PlatformResponse {
   /**
    * Called by the adapter once the response has been written in full (Node's `finish`), never
    * when the connection closed before: a refresh then knows its answer left (docs/oauth.md#tokens).
+   * An adapter that never calls it leaves each refresh pending until its new token is used.
    */
   onSent?: () => void;
 }

@@ -31,7 +31,7 @@ export interface OAuthContext {
   publicUrl: string | undefined;
   loginUrl: string;
   lifetimes: ResolvedLifetimes;
-  /** How long the refresh token just rotated out may retry its refresh (docs/oauth.md). */
+  /** Opt-in grace after a rotation for the token it rotated out (0: none; docs/oauth.md#tokens). */
   refreshRetryGraceMs: number;
   bodyLimit: number;
   engine: OAuth2Server;

@@ -18,6 +18,12 @@
  * scope, expiresAt). Every operation on a grant is one statement on its row: row locking
  * serialises concurrent ones, and a statement that fails changes nothing.
  *
+ * A refresh is one autocommitted statement, not a transaction committed by the caller in time:
+ * that would cost two more round trips, and a commit that lands after its caller gave up is
+ * harmless anyway. Its answer was never written, so the rotation stays pending and the client's
+ * retry repeats it (types.ts); a statement that arrives after a later generation was installed
+ * is refused by its time stamp.
+ *
  * Records are `json`, not `jsonb`: json keeps the exact text (key order, numbers, any string
  * jsonb would refuse such as \u0000) and costs nothing to write.
  *

@@ -12,8 +12,8 @@
  * - a generation counter: 0 until the first tokens are issued, then one more per refresh;
  * - the current refresh token (hash, expiry, when it was installed, and whether its rotation is
  *   still *pending*: its answer not yet written to the client), the previous generation's (hash,
- *   expiry, when it was rotated out), and the hashes and expiries of up to
- *   `EARLIER_REFRESH_TOKENS` (16) earlier ones in all, unexpired, newest first. A presented token
+ *   expiry, when it was rotated out), and the hashes and expiries of the ones before it, newest
+ *   first and unexpired, `EARLIER_REFRESH_TOKENS` (16) earlier tokens in all. A presented token
  *   is recognised as an earlier generation only by its hash in this list, so a reuse is known
  *   authentically (RFC 9700 4.14.2): knowing a grant id never lets anyone revoke the grant, and
  *   a token older than the list is merely unknown;
@@ -26,7 +26,7 @@
  *
  * A grant's life: `saveCode` creates the record, `consumeCode` marks the one exchange,
  * `issueTokens` stores the first tokens, `rotateRefreshToken` performs each refresh as one atomic
- * step and `confirmRotation` records that its answer reached the client, `revokeGrant` deletes
+ * step and `confirmRotation` records that its answer was written, `revokeGrant` deletes
  * the record.
  *
  * Why a rotation is pending until confirmed: a refresh whose answer was lost (the store committed
@@ -36,8 +36,10 @@
  * and the repeat replaces the successor nobody received. The replaced successor joins the earlier
  * generations, so if it did reach someone (two parties racing with one token), presenting it
  * later is a reuse that ends the grant. Once the answer was written (`confirmRotation`), or the
- * successor was presented, the rotated-out token is a reuse like any earlier one. The record goes by itself once its last part expires
- * (TTL, or expires_at and a clean-up), and readers never return a part whose `expiresAt` passed.
+ * successor was presented, the rotated-out token is a reuse like any earlier one.
+ *
+ * The record goes by itself once its last part expires (TTL, or expires_at and a clean-up), and
+ * readers never return a part whose `expiresAt` passed.
  */
 
 export type GrantType = 'authorization_code' | 'refresh_token' | 'client_credentials';

@@ -221,7 +221,7 @@ export interface OAuthStore {
   /**
    * The answer carrying `successor` was written to the client: when it is still the grant's
    * current refresh token, its rotation is no longer pending, and the token it rotated out is a
-   * reuse from now on. Anything else changes nothing.
+   * reuse from then on. Anything else changes nothing.
    */
   confirmRotation(successor: TokenRef): Promise<void>;
   /**

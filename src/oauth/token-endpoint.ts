@@ -100,8 +100,8 @@ export async function handleToken(request: PlatformRequest, context: OAuthContex
  * the rotation stays pending, and a later retry replaces a successor that then counts as reused.
  */
 function confirmRotation(context: OAuthContext, successor: TokenRef): void {
-  context.store.confirmRotation(successor).catch((error: unknown) => {
-    // The store guard logs the outage once; one line per rotation would flood the log.
+  context.confirmRotation(successor).catch((error: unknown) => {
+    // Requests meeting the same store report its outage; one line per rotation would flood the log.
     context.logger.debug({ err: error }, 'could not confirm a refresh token rotation');
   });
 }

@@ -4,7 +4,8 @@
  *
  * Bound: one entry per grant (per authorization) until its last part expires, and each entry has
  * a bounded shape (the code record, the current refresh token and at most EARLIER_REFRESH_TOKENS
- * earlier ones, two access tokens; see types.ts), so refreshing a grant never grows the store. `size` counts the entries.
+ * earlier ones, two access tokens; see types.ts), so refreshing a grant never grows the store.
+ * `size` counts the entries.
  *
  * Expiry works on timestamps from the injected clock, never on timers: a `setTimeout` longer than
  * 24.8 days overflows and fires at once, and a timer per record would keep the process busy.
@@ -298,15 +299,10 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
       const record = JSON.parse(grant.json) as AuthorizationCodeRecord;
       const at = { grantId: ref.grantId, hash: ref.hash };
       if (matches(grant.refresh, ref.hash)) return refreshView(record, at, grant.refresh!.expiresAt);
+      const earlier = earlierOf(grant, ref.hash);
       const previous = grant.previousRefresh!;
-      switch (earlierOf(grant, ref.hash)) {
-        case 'previous':
-          return refreshView(record, at, previous.expiresAt, { rotatedAt: previous.rotatedAt });
-        case 'older':
-          return refreshView(record, at, grant.older.find(([h]) => h === ref.hash)![1], {});
-        default:
-          return undefined;
-      }
+      if (earlier === 'previous') return refreshView(record, at, previous.expiresAt, { rotatedAt: previous.rotatedAt });
+      return earlier && refreshView(record, at, grant.older.find(([hash]) => hash === ref.hash)![1], {});
     },
 
     async rotateRefreshToken(presented, next, retryGraceMs = 0) {

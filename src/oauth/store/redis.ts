@@ -232,9 +232,11 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
     async findRefreshToken(ref) {
       const [json, rt, rtExp, prt, prtExp, prtAt, older] = await readGrant(ref.grantId, 'record', 'rt', 'rtExp', 'prt', 'prtExp', 'prtAt', 'older');
       if (!json) return undefined;
-      const earlier = rt === ref.hash ? undefined : prt === ref.hash ? { rotatedAt: Number(prtAt ?? 0) } : {};
-      const expiresAt =
-        rt === ref.hash ? Number(rtExp) : prt === ref.hash ? Number(prtExp) : ((JSON.parse(older ?? '[]') as EarlierToken[]).find(([hash]) => hash === ref.hash)?.[1] ?? 0);
+      const olderExpiry = () => (JSON.parse(older ?? '[]') as EarlierToken[]).find(([hash]) => hash === ref.hash)?.[1];
+      const [expiresAt, earlier] =
+        rt === ref.hash ? [Number(rtExp), undefined]
+        : prt === ref.hash ? [Number(prtExp), { rotatedAt: Number(prtAt ?? 0) }]
+        : [olderExpiry() ?? 0, {}];
       if (!(expiresAt > now())) return undefined;
       return refreshView(JSON.parse(json) as AuthorizationCodeRecord, ref, expiresAt, earlier);
     },

@@ -19,6 +19,7 @@ function respond(ctx: Context, response: PlatformResponse): void {
   ctx.status = response.status;
   ctx.set(response.headers);
   ctx.body = response.body;
+  if (response.onSent) ctx.res.once('finish', response.onSent);
 }
 
 /**

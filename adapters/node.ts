@@ -65,6 +65,7 @@ export function fromNodeRequest(
 export function writeNodeResponse(res: ServerResponse, response: PlatformResponse): void {
   res.statusCode = response.status;
   for (const [name, value] of Object.entries(response.headers)) res.setHeader(name, value);
+  if (response.onSent) res.once('finish', response.onSent);
   res.end(response.body);
 }
 

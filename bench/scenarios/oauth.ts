@@ -169,11 +169,13 @@ export const oauthScenario: Scenario = {
                 pass: userinfo.perCall <= 1.01 && userinfo.errors === 0 && userinfo.consistent,
               },
               {
+                // Two before the answer (find, rotate); the third confirms the rotation once the
+                // answer was written (docs/oauth.md#tokens), off the request path.
                 label: `${label}: store round trips per refresh_token grant`,
                 value: refresh.perCall,
                 unit: 'round trips',
-                goal: '≤ 2 (+1 % client re-reads)',
-                pass: refresh.perCall <= 2.02 && refresh.errors === 0 && refresh.consistent,
+                goal: '≤ 2 before the answer + 1 after it (+1 % client re-reads)',
+                pass: refresh.perCall <= 3.03 && refresh.errors === 0 && refresh.consistent,
               },
               {
                 // Saving the new token; the client record and its verified secret come from the process's cache.

@@ -38,6 +38,12 @@ export interface PlatformResponse {
   status: number;
   headers: Record<string, string>;
   body: string;
+  /**
+   * Called by the adapter once the response has been written in full (Node's `finish`), never
+   * when the connection closed before: a refresh then knows its answer left (docs/oauth.md#tokens).
+   * An adapter that never calls it leaves each refresh pending until its new token is used.
+   */
+  onSent?: () => void;
 }
 
 export function header(request: PlatformRequest, name: string): string | undefined {

@@ -7,7 +7,7 @@ import type { EmitEvent } from './events.js';
 import type { KeyRing } from './keys.js';
 import type { SecretVerifier } from './client-secret.js';
 import type { OAuthUser } from './options.js';
-import type { OAuthClientRecord, OAuthStore } from './store/types.js';
+import type { OAuthClientRecord, OAuthStore, TokenRef } from './store/types.js';
 import type { FailureThrottle } from './throttle.js';
 
 export interface ResolvedLifetimes {
@@ -31,8 +31,14 @@ export interface OAuthContext {
   publicUrl: string | undefined;
   loginUrl: string;
   lifetimes: ResolvedLifetimes;
-  /** How long the refresh token just rotated out may retry its refresh (docs/oauth.md). */
+  /** Opt-in grace after a rotation for the token it rotated out (0: none; docs/oauth.md#tokens). */
   refreshRetryGraceMs: number;
+  /**
+   * The store's confirmRotation outside the store guard: it runs after the answer has left, so no
+   * request waits for it, and a slow or failed one is no outage to report (it only leaves the
+   * rotation pending).
+   */
+  confirmRotation(successor: TokenRef): Promise<void>;
   bodyLimit: number;
   engine: OAuth2Server;
   /** Checks a presented client secret against its stored hash (scrypt, successes remembered briefly). */

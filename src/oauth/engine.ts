@@ -125,13 +125,23 @@ interface GrantInProgress {
 export function tokenModel(context: OAuthContext, client: OAuthClientRecord, issuer: string, body: Record<string, string>) {
   const store = context.store;
   let grant: GrantInProgress | undefined;
+  /** The refresh token a rotation handed out, confirmed once its answer is written (confirmRotation). */
+  let successor: TokenRef | undefined;
 
   const revoke = async (grantId: string, reason: string) => {
     await store.revokeGrant(grantId);
     context.logger.warn({ reason, clientId: client.id }, 'revoked a grant');
   };
+  // RFC 9700 4.14.2: reuse of a rotated-out refresh token means it leaked; end the grant.
+  const reused = async (grantId: string, clientId: string, sub: string) => {
+    await revoke(grantId, 'rotated refresh token reused');
+    context.emit({ type: 'refresh_token.reused', clientId, sub });
+  };
 
   return {
+    /** After a refresh: the refresh token it handed out, for confirmRotation once the answer is written. */
+    rotatedTo: () => successor,
+
     getClient: async (clientId: string) => (clientId === client.id ? engineClient(client) : null),
 
     getAuthorizationCode: async (value: string) => {
@@ -175,15 +185,13 @@ export function tokenModel(context: OAuthContext, client: OAuthClientRecord, iss
       const ref = parseToken(value);
       const record = ref && (await store.findRefreshToken(ref));
       if (!ref || !record) return null;
-      // RFC 9700 4.14.2: reuse of a rotated refresh token means it leaked; end the grant. Within
-      // the retry grace it is the client repeating a refresh whose answer it never got, and the
-      // store decides in its rotation step (docs/oauth.md#tokens).
-      if (record.consumed && context.now() - (record.rotatedAt ?? 0) > context.refreshRetryGraceMs) {
-        await revoke(ref.grantId, 'rotated refresh token reused');
-        context.emit({ type: 'refresh_token.reused', clientId: record.clientId, sub: record.user.sub });
+      if (record.clientId !== client.id) {
+        // RFC 9700 4.14.2: a rotated-out token in another client's hands leaked; end the grant.
+        if (record.consumed) await reused(ref.grantId, record.clientId, record.user.sub);
         return null;
       }
-      if (record.clientId !== client.id) return null;
+      // An earlier generation's token goes on to the store's rotation step, which alone knows
+      // whether it repeats a rotation still pending or is a reuse (docs/oauth.md#tokens).
       // Refuse an escalation before the engine goes on, so the refresh token survives the refusal.
       const extra = (body.scope ?? '').split(' ').filter((s) => s && !record.scope.includes(s));
       if (extra.length > 0) throw new InvalidScopeError(`scope was not granted: ${extra.join(' ')}`);
@@ -247,11 +255,9 @@ export function tokenModel(context: OAuthContext, client: OAuthClientRecord, iss
       const refresh = refreshValue ? { ref: parseToken(refreshValue)!, expiresAt: refreshExpiresAt } : undefined;
       if (current.presented) {
         const outcome = await store.rotateRefreshToken(current.presented, { access, refresh: refresh! }, context.refreshRetryGraceMs);
-        if (outcome === 'reused') {
-          await revoke(current.grantId, 'refresh token used concurrently');
-          context.emit({ type: 'refresh_token.reused', clientId: client.id, sub: user.sub });
-        }
+        if (outcome === 'reused') await reused(current.grantId, client.id, user.sub);
         if (outcome !== 'rotated') throw new InvalidGrantError('the refresh token is no longer valid');
+        successor = refresh!.ref;
       } else if (!(await store.issueTokens(refresh ? { access, refresh } : { access }))) {
         throw new InvalidGrantError('the grant was revoked');
       }

@@ -86,10 +86,10 @@ export interface OAuthOptions<Req = unknown> {
   signingKeys?: SigningKeyInput[];
   lifetimes?: OAuthLifetimes;
   /**
-   * Seconds during which the refresh token just rotated out may be presented again to retry its
-   * refresh, when the client never received the answer (a timeout, a dropped connection). Past
-   * it, presenting that token is reuse and ends the grant (RFC 9700 4.14.2). Default 60; 0 makes
-   * every second presentation a reuse.
+   * Opt-in: seconds after a rotation during which the token it rotated out may still repeat it,
+   * even once the answer was written, as long as its successor was never used. Default 0: only a
+   * rotation whose answer was never written may be repeated, and any other presentation of an
+   * earlier refresh token is a reuse that ends the grant (RFC 9700 4.14.2; docs/oauth.md#tokens).
    */
   refreshRetryGraceSeconds?: number;
   bruteForce?: BruteForceOptions;
@@ -109,6 +109,7 @@ const STORE_METHODS = [
   'findAccessToken',
   'findRefreshToken',
   'rotateRefreshToken',
+  'confirmRotation',
   'revokeAccessToken',
   'revokeGrant',
   'revokeUserGrants',
@@ -167,7 +168,7 @@ export const oauthOptionsSchema = z.strictObject({
       idToken: positiveInteger.default(3600),
     })
     .prefault({}),
-  refreshRetryGraceSeconds: z.number().int().min(0).max(3600).default(60),
+  refreshRetryGraceSeconds: z.number().int().min(0).max(3600).default(0),
   bruteForce: z
     .strictObject({ clientAuthFailures: positiveInteger.default(10), addressFailures: positiveInteger.default(100), windowSeconds: positiveInteger.default(900) })
     .prefault({}),

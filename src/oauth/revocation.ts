@@ -26,7 +26,10 @@ export const revokeDoc: RouteDoc = {
 };
 
 /**
- * RFC 7009 2.1-2.2: a refresh token ends its whole grant, an access token only itself. The answer
+ * RFC 7009 2.1-2.2: a refresh token ends its whole grant, an access token only itself. A
+ * rotated-out refresh token the grant still remembers ends it too: it could otherwise repeat a
+ * pending rotation, and a refresh token whose revocation was answered 200 must never issue
+ * tokens again (docs/oauth.md#revocation). The answer
  * is 200 whether or not anything was revoked, so it tells nothing about tokens of other clients
  * (which are left alone) or about unknown ones.
  */
@@ -36,7 +39,7 @@ export async function handleRevoke(request: PlatformRequest, context: OAuthConte
     const form = await readForm(request, context.bodyLimit);
     const client = await authenticateClient(request, form, context);
     if (!form.token) throw new OAuthProtocolError('invalid_request', 'token is required');
-    const found = await findToken(context, form.token, form.token_type_hint);
+    const found = await findToken(context, form.token, form.token_type_hint, { rotated: true });
     if (found && found.record.clientId === client.id) {
       if (found.kind === 'refresh_token') await context.store.revokeGrant(found.ref.grantId);
       else await context.store.revokeAccessToken(found.ref);

@@ -203,6 +203,7 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     loginUrl: options.loginUrl,
     lifetimes: { ...lifetimes },
     refreshRetryGraceMs: options.refreshRetryGraceSeconds * 1000,
+    confirmRotation: (successor) => rawStore.confirmRotation(successor),
     bodyLimit: shared.bodyLimit,
     engine: new OAuth2Server({ model: {} as OAuth2Server.AuthorizationCodeModel }),
     secrets: createSecretVerifier(),

@@ -8,7 +8,7 @@ import { issuerFor, type OAuthContext } from './context.js';
 import { tokenModel, withModel } from './engine.js';
 import { CLIENT_ENDPOINT_ERRORS, endpointErrorResponse, OAuthProtocolError } from './errors.js';
 import { readForm } from './form.js';
-import type { OAuthClientRecord } from './store/types.js';
+import type { OAuthClientRecord, TokenRef } from './store/types.js';
 
 const GRANT_TYPES = new Set<string>(['authorization_code', 'refresh_token', 'client_credentials']);
 
@@ -72,10 +72,11 @@ export async function handleToken(request: PlatformRequest, context: OAuthContex
       body: { ...body, client_id: client.id },
     });
     const engineResponse = new OAuth2Server.Response();
+    const model = tokenModel(context, client, issuerFor(context, request), body);
     await context.engine.token(
       engineRequest,
       engineResponse,
-      withModel(tokenModel(context, client, issuerFor(context, request), body), {
+      withModel(model, {
         // Client authentication was done above (decoded Basic, throttled, constant time).
         requireClientAuthentication: { authorization_code: false, refresh_token: false },
         allowExtendedTokenAttributes: true,
@@ -84,8 +85,23 @@ export async function handleToken(request: PlatformRequest, context: OAuthContex
         refreshTokenLifetime: context.lifetimes.refreshToken,
       }),
     );
-    return jsonResponse(200, engineResponse.body, { 'cache-control': 'no-store', pragma: 'no-cache' });
+    const response = jsonResponse(200, engineResponse.body, { 'cache-control': 'no-store', pragma: 'no-cache' });
+    const successor = model.rotatedTo();
+    if (successor) response.onSent = () => confirmRotation(context, successor);
+    return response;
   } catch (error) {
     return endpointErrorResponse(error, context.logger, 'token');
   }
+}
+
+/**
+ * Once a refresh's answer was written, its rotation is no longer pending: the token it rotated
+ * out becomes a reuse (docs/oauth.md#tokens). Off the request path; if the store cannot be told,
+ * the rotation stays pending, and a later retry replaces a successor that then counts as reused.
+ */
+function confirmRotation(context: OAuthContext, successor: TokenRef): void {
+  context.confirmRotation(successor).catch((error: unknown) => {
+    // Requests meeting the same store report its outage; one line per rotation would flood the log.
+    context.logger.debug({ err: error }, 'could not confirm a refresh token rotation');
+  });
 }

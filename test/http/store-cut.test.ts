@@ -44,9 +44,12 @@ interface Answer {
   body: Record<string, unknown> | undefined;
 }
 
-function recordingLogger(): Logger & { lines: { level: string; message: string }[] } {
-  const lines: { level: string; message: string }[] = [];
-  const log = (level: string) => (_fields: LogFields, message: string) => lines.push({ level, message });
+function recordingLogger(): Logger & { lines: { level: string; message: string; error?: string }[] } {
+  const lines: { level: string; message: string; error?: string }[] = [];
+  const log = (level: string) => (fields: LogFields, message: string) => {
+    const error = (fields as { err?: unknown }).err;
+    lines.push({ level, message, ...(error instanceof Error ? { error: error.message } : {}) });
+  };
   return { lines, debug: () => {}, info: log('info'), warn: log('warn'), error: log('error') };
 }
 
@@ -226,11 +229,13 @@ function describeCut(name: string, suite: (name: string, body: () => void) => vo
         expect(report.extraAdmissions).toBe(0);
 
         const logged = logger.lines.slice(logFrom);
-        const warnings = logged.filter((line) => line.level === 'warn' || line.level === 'error').map((line) => line.message);
+        const warned = logged.filter((line) => line.level === 'warn' || line.level === 'error');
+        const warnings = warned.map((line) => line.message);
+        const seen = JSON.stringify(warned);
         const notices = logged.filter((line) => line.level === 'info').map((line) => line.message);
-        expect(warnings.filter((m) => m.startsWith('quota store unavailable'))).toHaveLength(1);
-        expect(warnings.filter((m) => m.startsWith('OAuth store'))).toHaveLength(1);
-        expect(warnings).toHaveLength(2);
+        expect(warnings.filter((m) => m.startsWith('quota store unavailable')), seen).toHaveLength(1);
+        expect(warnings.filter((m) => m.startsWith('OAuth store')), seen).toHaveLength(1);
+        expect(warnings, seen).toHaveLength(2);
         expect(notices.filter((m) => m === 'quota store available again')).toHaveLength(1);
         expect(notices.filter((m) => m.startsWith('OAuth store') && m.endsWith('available again'))).toHaveLength(1);
         await host.close();

@@ -38,28 +38,57 @@ export function tokenView(grant: StoredGrant, ref: TokenRef, scope: string[], ex
 }
 
 /**
- * A refresh token as readers see it: the grant's scope (RFC 6749 6). `rotatedAt` is given for
- * the previous generation's token only (`consumed`), undefined for the current one.
+ * A refresh token as readers see it: the grant's scope (RFC 6749 6). `earlier` for a token of an
+ * earlier generation (`consumed`), with `rotatedAt` for the previous generation's.
  */
-export function refreshView(grant: AuthorizationCodeRecord, ref: TokenRef, expiresAt: number, rotatedAt: number | undefined): RefreshTokenRecord & ConsumedMarker {
-  const view: RefreshTokenRecord & ConsumedMarker = { ...tokenView(grant, ref, grant.scope, expiresAt), user: grant.user, consumed: rotatedAt !== undefined };
-  if (rotatedAt !== undefined) view.rotatedAt = rotatedAt;
+export function refreshView(
+  grant: AuthorizationCodeRecord,
+  ref: TokenRef,
+  expiresAt: number,
+  earlier?: { rotatedAt?: number },
+): RefreshTokenRecord & ConsumedMarker {
+  const view: RefreshTokenRecord & ConsumedMarker = { ...tokenView(grant, ref, grant.scope, expiresAt), user: grant.user, consumed: earlier !== undefined };
+  if (earlier?.rotatedAt !== undefined) view.rotatedAt = earlier.rotatedAt;
   return view;
 }
 
 /**
- * What presenting the previous generation's refresh token at `now` amounts to, given when it was
- * rotated out and since when the current generation stands:
- * - `invalid` for a request older than the current generation (a retry or a write that reached
- *   the store late): it would replace tokens a later request handed out, so nothing changes;
- * - `retry` within the grace after the rotation (the grace never restarts);
- * - `reused` otherwise, and always with a grace of 0.
- * The Redis and PostgreSQL stores decide the same inside their one atomic step.
+ * How many refresh tokens before the current one a grant record remembers, the previous one
+ * included (types.ts): presenting one of them is a reuse that ends the grant; an older one is
+ * merely unknown. Bounds the record at about 1 KB of hashes however often it is refreshed.
  */
-export function previousTokenOutcome(slot: { rotatedAt: number; currentSince: number }, now: number, graceMs: number): 'retry' | 'reused' | 'invalid' {
-  if (graceMs <= 0) return 'reused';
-  if (now < slot.currentSince) return 'invalid';
-  return now - slot.rotatedAt <= graceMs ? 'retry' : 'reused';
+export const EARLIER_REFRESH_TOKENS = 16;
+
+/** An earlier generation's refresh token as a record keeps it: hash and expiry (ms). Redis and PostgreSQL store these pairs as JSON. */
+export type EarlierToken = [hash: string, expiresAt: number];
+
+/**
+ * The earlier tokens once `retired` joins them (the previous token aside, so at most
+ * `EARLIER_REFRESH_TOKENS - 1`), newest first, the expired ones dropped. The Redis and PostgreSQL
+ * stores compute the same inside their one atomic step.
+ */
+export function withEarlier(older: readonly EarlierToken[], retired: EarlierToken | undefined, now: number): EarlierToken[] {
+  return [...(retired ? [retired] : []), ...older].filter(([, expiresAt]) => expiresAt > now).slice(0, EARLIER_REFRESH_TOKENS - 1);
+}
+
+/**
+ * What presenting a refresh token that is not the grant's current one amounts to at `now`:
+ * - `invalid` for a request older than the current generation (a write that reached the store
+ *   late): it would undo what a later request handed out, so nothing changes;
+ * - `retry` for the previous generation's token while the current rotation is pending (its
+ *   answer not written yet), or within an opt-in grace after the rotation (never restarted);
+ * - `reused` for any other earlier generation's;
+ * - `invalid` for a token the record does not know.
+ */
+export function earlierTokenOutcome(
+  found: 'previous' | 'older' | undefined,
+  grant: { pending: boolean; rotatedAt: number; currentSince: number },
+  now: number,
+  graceMs: number,
+): 'retry' | 'reused' | 'invalid' {
+  if (found === undefined || now < grant.currentSince) return 'invalid';
+  if (found === 'previous' && (grant.pending || (graceMs > 0 && now - grant.rotatedAt <= graceMs))) return 'retry';
+  return 'reused';
 }
 
 /** An access token as readers see it, with its issue time when it was stored with one. */

@@ -3,8 +3,9 @@
  * stores are checked against by the shared conformance suite.
  *
  * Bound: one entry per grant (per authorization) until its last part expires, and each entry has
- * a fixed shape (the code record, two refresh-token hashes, two access tokens; see types.ts), so
- * refreshing a grant never grows the store. `size` counts the entries.
+ * a bounded shape (the code record, the current refresh token and at most EARLIER_REFRESH_TOKENS
+ * earlier ones, two access tokens; see types.ts), so refreshing a grant never grows the store.
+ * `size` counts the entries.
  *
  * Expiry works on timestamps from the injected clock, never on timers: a `setTimeout` longer than
  * 24.8 days overflows and fires at once, and a timer per record would keep the process busy.
@@ -16,7 +17,18 @@ import { systemClock, type Clock } from '../../core/clock.js';
 import { configurationError } from '../../core/errors.js';
 import { checkClientRecord } from '../client-record.js';
 import { deepFreeze } from '../../core/deep-freeze.js';
-import { accessView, checkGrantId, clientGrantRecord, grantIdOf, previousTokenOutcome, refreshView, storedAccess, type StoredGrant } from './grant-record.js';
+import {
+  accessView,
+  checkGrantId,
+  clientGrantRecord,
+  earlierTokenOutcome,
+  grantIdOf,
+  refreshView,
+  storedAccess,
+  withEarlier,
+  type EarlierToken,
+  type StoredGrant,
+} from './grant-record.js';
 import type {
   AccessTokenRecord,
   AuthorizationCodeRecord,
@@ -80,8 +92,12 @@ interface Grant {
   consumed: boolean;
   generation: number;
   refresh?: RefreshSlot;
+  /** The rotation that installed `refresh` has not been confirmed (its answer not written yet). */
+  pending: boolean;
   /** With the time the refresh that rotated it out was asked for. */
   previousRefresh?: RefreshSlot & { rotatedAt: number };
+  /** The earlier generations before the previous one, newest first (withEarlier). */
+  older: EarlierToken[];
   access?: AccessSlot;
   previousAccess?: AccessSlot;
   /** When the last part of the grant expires. */
@@ -166,18 +182,29 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
   }
 
   /**
-   * Installs the tokens of an issuance as the grant's current generation. A retry of the last
-   * refresh keeps the previous refresh token (and when it was rotated out) and replaces the current.
+   * Installs the tokens of an issuance as the grant's current generation: the first tokens, a
+   * rotation from the current refresh token, or a retry from the previous one (types.ts).
    */
-  function install(grant: Grant, { access, refresh }: NewTokens, retry = false): void {
+  function install(grant: Grant, { access, refresh }: NewTokens, step: 'first' | 'rotate' | 'retry'): void {
+    const at = now();
     grant.generation += 1;
-    grant.previousAccess = grant.access;
+    // A retry replaces the successor nobody received: its access token goes, the previous stays.
+    if (step !== 'retry') grant.previousAccess = grant.access;
     grant.access = { hash: access.ref.hash, ...storedAccess(access) };
     if (refresh) {
-      if (!retry) grant.previousRefresh = grant.refresh && { ...grant.refresh, rotatedAt: now() };
-      grant.refresh = slotOf(refresh, now());
+      const replaced = step === 'rotate' ? grant.previousRefresh : grant.refresh;
+      grant.older = withEarlier(grant.older, replaced && step !== 'first' ? [replaced.hash, replaced.expiresAt] : undefined, at);
+      if (step === 'rotate') grant.previousRefresh = grant.refresh && { ...grant.refresh, rotatedAt: at };
+      grant.refresh = slotOf(refresh, at);
+      grant.pending = step !== 'first';
     }
     grant.expiresAt = Math.max(grant.expiresAt, access.expiresAt, refresh?.expiresAt ?? 0);
+  }
+
+  /** Which earlier generation of the grant a presented hash is, if any still unexpired. */
+  function earlierOf(grant: Grant, hash: string): 'previous' | 'older' | undefined {
+    if (matches(grant.previousRefresh, hash)) return 'previous';
+    return grant.older.some(([h, expiresAt]) => h === hash && expiresAt > now()) ? 'older' : undefined;
   }
 
   const store: MemoryOAuthStore = {
@@ -226,6 +253,8 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
         codeExpiresAt: code.expiresAt,
         consumed: false,
         generation: 0,
+        pending: false,
+        older: [],
         expiresAt: code.expiresAt,
         pair,
       });
@@ -248,7 +277,7 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
     async issueTokens(tokens) {
       const grant = live(grantIdOf(tokens));
       if (!grant || !grant.consumed || grant.generation !== 0) return false;
-      install(grant, tokens);
+      install(grant, tokens, 'first');
       return true;
     },
 
@@ -269,24 +298,30 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
       if (!grant) return undefined;
       const record = JSON.parse(grant.json) as AuthorizationCodeRecord;
       const at = { grantId: ref.grantId, hash: ref.hash };
-      if (matches(grant.refresh, ref.hash)) return refreshView(record, at, grant.refresh!.expiresAt, undefined);
-      const previous = grant.previousRefresh;
-      return matches(previous, ref.hash) ? refreshView(record, at, previous!.expiresAt, previous!.rotatedAt) : undefined;
+      if (matches(grant.refresh, ref.hash)) return refreshView(record, at, grant.refresh!.expiresAt);
+      const earlier = earlierOf(grant, ref.hash);
+      const previous = grant.previousRefresh!;
+      if (earlier === 'previous') return refreshView(record, at, previous.expiresAt, { rotatedAt: previous.rotatedAt });
+      return earlier && refreshView(record, at, grant.older.find(([hash]) => hash === ref.hash)![1], {});
     },
 
     async rotateRefreshToken(presented, next, retryGraceMs = 0) {
       const grant = live(grantIdOf(next, presented));
       if (!grant) return 'invalid';
       if (matches(grant.refresh, presented.hash)) {
-        install(grant, next);
+        install(grant, next, 'rotate');
         return 'rotated';
       }
-      const previous = grant.previousRefresh;
-      if (!matches(previous, presented.hash)) return 'invalid';
-      const outcome = previousTokenOutcome({ rotatedAt: previous!.rotatedAt, currentSince: grant.refresh?.since ?? 0 }, now(), retryGraceMs);
+      const slot = { pending: grant.pending, rotatedAt: grant.previousRefresh?.rotatedAt ?? 0, currentSince: grant.refresh?.since ?? 0 };
+      const outcome = earlierTokenOutcome(earlierOf(grant, presented.hash), slot, now(), retryGraceMs);
       if (outcome !== 'retry') return outcome;
-      install(grant, next, true);
+      install(grant, next, 'retry');
       return 'rotated';
+    },
+
+    async confirmRotation(successor) {
+      const grant = live(successor.grantId);
+      if (grant?.refresh?.hash === successor.hash) grant.pending = false;
     },
 
     async issueClientToken(token) {
@@ -301,6 +336,8 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
         codeExpiresAt: 0,
         consumed: true,
         generation: 1,
+        pending: false,
+        older: [],
         access: { hash: token.ref.hash, ...storedAccess(token) },
         expiresAt: token.expiresAt,
       });

@@ -14,12 +14,15 @@
  *
  *   code, codeExp, record, consumed   the code's hash and expiry (ms), the code record (JSON), '1' once exchanged
  *   gen                               0 until the first tokens, then one more per refresh
- *   rt, rtExp, rtAt                   the current refresh token's hash, expiry and when it was installed (ms)
+ *   rt, rtExp, rtAt, pending          the current refresh token's hash, expiry, when it was installed (ms),
+ *                                     and '1' while its rotation is pending (types.ts)
  *   prt, prtExp, prtAt                the previous generation's, and when the refresh that rotated it out was asked for
+ *   older                             earlier generations before it, [[hash, expiry], ...] JSON, newest first
+ *                                     (at most EARLIER_REFRESH_TOKENS - 1, unexpired; withEarlier)
  *   at / pat                          the hash of the current / previous access token
  *   at:<hash>                         those two access tokens ({scope, expiresAt} JSON); a refresh deletes the older
  *
- * A grant is one key under its `{g}` hash tag, so every script below touches one key and works
+ * A grant is one key under its `{g}` hash tag, so every script (redis-scripts.ts) touches one key and works
  * on Redis Cluster. Encoding the components means no id can forge a `{`, `}` or `:` and collide
  * with another key.
  *
@@ -27,14 +30,38 @@
  * clock may differ from the Redis server's. The TTL only reclaims memory; readers compare
  * `expiresAt` with the injected clock themselves.
  */
-import { createHash } from 'node:crypto';
 import { systemClock, type Clock } from '../../core/clock.js';
 import { configurationError } from '../../core/errors.js';
 import { checkClientRecord } from '../client-record.js';
 import type { RedisLike } from '../../core/store-clients.js';
 import { globEscape, scanKeys } from '../../core/redis-scan.js';
-import { accessView, checkGrantId, clientGrantRecord, grantIdOf, refreshView, storedAccess, type StoredAccessToken, type StoredGrant } from './grant-record.js';
+import {
+  accessView,
+  checkGrantId,
+  clientGrantRecord,
+  EARLIER_REFRESH_TOKENS,
+  grantIdOf,
+  refreshView,
+  storedAccess,
+  type EarlierToken,
+  type StoredAccessToken,
+  type StoredGrant,
+} from './grant-record.js';
 import type { AuthorizationCodeRecord, NewTokens, OAuthClientRecord, OAuthStore, TokenRef } from './types.js';
+import {
+  CONFIRM,
+  CONSUME,
+  DELETE,
+  INDEX_ADD,
+  INDEX_CHECKED,
+  INDEX_MEMBERS,
+  INSTALL,
+  REVOKE_ACCESS,
+  SAVE_CLIENT_TOKEN,
+  SAVE_CODE,
+  USE_ONCE,
+  type Script,
+} from './redis-scripts.js';
 
 export interface RedisOAuthStoreOptions {
   /** An ioredis `Redis` or `Cluster` instance (or anything `RedisLike`). The store never closes it. */
@@ -57,121 +84,6 @@ export interface RedisOAuthStore extends OAuthStore {
   /** Lets the client-authentication limit and `createLoginThrottle({ store })` count on this Redis. */
   readonly rateLimitStore: RedisRateLimitStore;
 }
-
-interface Script {
-  source: string;
-  sha: string;
-}
-
-function script(source: string): Script {
-  return { source, sha: createHash('sha1').update(source).digest('hex') };
-}
-
-/** Creates a grant's record: KEYS[1] grant; ARGV code hash, code expiresAt, code record JSON, ttl. Replaces any previous one. */
-const SAVE_CODE = script(`
-redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'code', ARGV[1], 'codeExp', ARGV[2], 'record', ARGV[3], 'gen', '0')
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-return 1
-`);
-
-/**
- * Marks a code exchanged: KEYS[1] grant; ARGV code hash, now (ms). Answers 1 for the first caller
- * while the code is live, 0 otherwise. HSET keeps the key's TTL.
- */
-const CONSUME = script(`
-local f = redis.call('HMGET', KEYS[1], 'code', 'codeExp', 'consumed')
-if f[1] ~= ARGV[1] or f[3] or tonumber(f[2]) <= tonumber(ARGV[2]) then return 0 end
-redis.call('HSET', KEYS[1], 'consumed', '1')
-return 1
-`);
-
-/**
- * Installs a new generation of tokens: KEYS[1] grant; ARGV now, the refresh token presented (''
- * for the first issuance), access hash, access JSON, refresh hash ('' for none), refresh
- * expiresAt, ttl of the newest part, the retry grace (ms). The first issuance needs an exchanged
- * code and generation 0; a refresh needs the current, unexpired refresh token, or the previous
- * one within the retry grace (then the previous token and prtAt stay; see previousTokenOutcome).
- * Every check comes before the first write, so a refused call changes nothing. Answers 1 when
- * installed, 2 when the token presented is the previous generation's (a reuse), 0 otherwise.
- */
-const INSTALL = script(`
-local f = redis.call('HMGET', KEYS[1], 'consumed', 'gen', 'rt', 'rtExp', 'prt', 'prtExp', 'at', 'pat', 'prtAt', 'rtAt')
-local now = tonumber(ARGV[1])
-local retry = false
-if ARGV[2] == '' then
-  if f[1] ~= '1' or f[2] ~= '0' then return 0 end
-elseif f[3] ~= ARGV[2] or tonumber(f[4]) <= now then
-  if f[5] ~= ARGV[2] or tonumber(f[6]) <= now then return 0 end
-  local grace = tonumber(ARGV[8])
-  if grace <= 0 then return 2 end
-  if now < tonumber(f[10] or '0') then return 0 end
-  if now - tonumber(f[9] or '0') > grace then return 2 end
-  retry = true
-end
-if f[8] then redis.call('HDEL', KEYS[1], 'at:' .. f[8]) end
-redis.call('HSET', KEYS[1], 'gen', tonumber(f[2]) + 1, 'pat', f[7] or '', 'at', ARGV[3], 'at:' .. ARGV[3], ARGV[4])
-if ARGV[5] ~= '' then
-  if not retry then redis.call('HSET', KEYS[1], 'prt', f[3] or '', 'prtExp', f[4] or '0', 'prtAt', ARGV[1]) end
-  redis.call('HSET', KEYS[1], 'rt', ARGV[5], 'rtExp', ARGV[6], 'rtAt', ARGV[1])
-end
-if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[7]) then redis.call('PEXPIRE', KEYS[1], ARGV[7]) end
-return 1
-`);
-
-/**
- * Creates a client's own grant holding one access token: KEYS[1] grant; ARGV grant record JSON,
- * access hash, access JSON, ttl. No code (an empty hash matches none), no refresh token, no index.
- */
-const SAVE_CLIENT_TOKEN = script(`
-redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'code', '', 'codeExp', '0', 'record', ARGV[1], 'consumed', '1', 'gen', '1', 'at', ARGV[2], 'at:' .. ARGV[2], ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-return 1
-`);
-
-/** Ends one access token: KEYS[1] grant; ARGV[1] its hash. */
-const REVOKE_ACCESS = script(`return redis.call('HDEL', KEYS[1], 'at:' .. ARGV[1])`);
-
-/** Deletes a grant's record (revocation) or a consent: KEYS[1]. */
-const DELETE = script(`return redis.call('DEL', KEYS[1])`);
-
-/**
- * Indexes a new grant of a pair: KEYS[1] the pair's index; ARGV[1] grant id. Scores count up, so
- * the lowest are the members checked longest ago; answers two of them, for saveCode to prune.
- */
-const INDEX_ADD = script(`
-local top = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-redis.call('ZADD', KEYS[1], (tonumber(top[2]) or 0) + 1, ARGV[1])
-return redis.call('ZRANGE', KEYS[1], 0, 1)
-`);
-
-/** Records index checks: KEYS[1] index; ARGV pairs of grant id and '1' (alive: moves to the end) or '0' (gone: removed). */
-const INDEX_CHECKED = script(`
-for i = 1, #ARGV, 2 do
-  if ARGV[i + 1] == '1' then
-    local top = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-    redis.call('ZADD', KEYS[1], 'XX', (tonumber(top[2]) or 0) + 1, ARGV[i])
-  else
-    redis.call('ZREM', KEYS[1], ARGV[i])
-  end
-end
-return 1
-`);
-
-/**
- * Marks a one-time id used: KEYS[1]; ARGV expiresAt, now (injected clock, ms), ttl. Answers 1 for
- * the first use, 0 while an earlier use has not expired.
- */
-const USE_ONCE = script(`
-local expires = tonumber(redis.call('GET', KEYS[1]))
-if expires and expires > tonumber(ARGV[2]) then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
-return 1
-`);
-
-/** The grant ids of a pair: KEYS[1] index. */
-const INDEX_MEMBERS = script(`return redis.call('ZRANGE', KEYS[1], 0, -1)`);
 
 /**
  * @example
@@ -223,7 +135,7 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
     const newest = Math.max(access.expiresAt, refresh?.expiresAt ?? 0);
     return run(INSTALL, [keys.grant(grantId)], [
       now(), presented?.hash ?? '', access.ref.hash, JSON.stringify(stored),
-      refresh?.ref.hash ?? '', refresh?.expiresAt ?? 0, ttl(newest), retryGraceMs,
+      refresh?.ref.hash ?? '', refresh?.expiresAt ?? 0, ttl(newest), retryGraceMs, EARLIER_REFRESH_TOKENS - 1,
     ]);
   }
 
@@ -318,17 +230,24 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
     },
 
     async findRefreshToken(ref) {
-      const [json, rt, rtExp, prt, prtExp, prtAt] = await readGrant(ref.grantId, 'record', 'rt', 'rtExp', 'prt', 'prtExp', 'prtAt');
+      const [json, rt, rtExp, prt, prtExp, prtAt, older] = await readGrant(ref.grantId, 'record', 'rt', 'rtExp', 'prt', 'prtExp', 'prtAt', 'older');
       if (!json) return undefined;
-      const current = rt === ref.hash;
-      const expiresAt = Number(current ? rtExp : prt === ref.hash ? prtExp : 0);
+      const olderExpiry = () => (JSON.parse(older ?? '[]') as EarlierToken[]).find(([hash]) => hash === ref.hash)?.[1];
+      const [expiresAt, earlier] =
+        rt === ref.hash ? [Number(rtExp), undefined]
+        : prt === ref.hash ? [Number(prtExp), { rotatedAt: Number(prtAt ?? 0) }]
+        : [olderExpiry() ?? 0, {}];
       if (!(expiresAt > now())) return undefined;
-      return refreshView(JSON.parse(json) as AuthorizationCodeRecord, ref, expiresAt, current ? undefined : Number(prtAt ?? 0));
+      return refreshView(JSON.parse(json) as AuthorizationCodeRecord, ref, expiresAt, earlier);
     },
 
     async rotateRefreshToken(presented, next, retryGraceMs = 0) {
       const outcome = await install(next, presented, retryGraceMs);
       return outcome === 1 ? 'rotated' : outcome === 2 ? 'reused' : 'invalid';
+    },
+
+    async confirmRotation(successor) {
+      await run(CONFIRM, [keys.grant(successor.grantId)], [successor.hash]);
     },
 
     async issueClientToken(token) {

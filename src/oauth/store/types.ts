@@ -10,9 +10,13 @@
  * - the authorization code record as saved (client, user, granted scope, auth_time, redirect_uri,
  *   nonce, PKCE challenge), the code's hash and expiry, and whether it was exchanged;
  * - a generation counter: 0 until the first tokens are issued, then one more per refresh;
- * - the current refresh token (hash and expiry) and the previous generation's, so a reuse of the
- *   token just rotated is recognised as authentic. Older refresh tokens are forgotten: presented
- *   again they are merely unknown, so knowing a grant id never lets anyone revoke the grant;
+ * - the current refresh token (hash, expiry, when it was installed, and whether its rotation is
+ *   still *pending*: its answer not yet written to the client), the previous generation's (hash,
+ *   expiry, when it was rotated out), and the hashes and expiries of the ones before it, newest
+ *   first and unexpired, `EARLIER_REFRESH_TOKENS` (16) earlier tokens in all. A presented token
+ *   is recognised as an earlier generation only by its hash in this list, so a reuse is known
+ *   authentically (RFC 9700 4.14.2): knowing a grant id never lets anyone revoke the grant, and
+ *   a token older than the list is merely unknown;
  * - the live access tokens: the current one and the previous one (hash, scope, expiry). A
  *   refresh retires every access token older than the previous one, so an access token stops
  *   working two refreshes after it was issued, or when it expires, whichever comes first.
@@ -22,8 +26,20 @@
  *
  * A grant's life: `saveCode` creates the record, `consumeCode` marks the one exchange,
  * `issueTokens` stores the first tokens, `rotateRefreshToken` performs each refresh as one atomic
- * step, `revokeGrant` deletes the record. The record goes by itself once its last part expires
- * (TTL, or expires_at and a clean-up), and readers never return a part whose `expiresAt` passed.
+ * step and `confirmRotation` records that its answer was written, `revokeGrant` deletes
+ * the record.
+ *
+ * Why a rotation is pending until confirmed: a refresh whose answer was lost (the store committed
+ * but the call timed out, the connection dropped) must not cost the user the grant, yet a
+ * rotated-out token presented again must end it. So the outcome is known rather than guessed from
+ * time: while the rotation's answer has not been written, the token it rotated out may repeat it,
+ * and the repeat replaces the successor nobody received. The replaced successor joins the earlier
+ * generations, so if it did reach someone (two parties racing with one token), presenting it
+ * later is a reuse that ends the grant. Once the answer was written (`confirmRotation`), or the
+ * successor was presented, the rotated-out token is a reuse like any earlier one.
+ *
+ * The record goes by itself once its last part expires (TTL, or expires_at and a clean-up), and
+ * readers never return a part whose `expiresAt` passed.
  */
 
 export type GrantType = 'authorization_code' | 'refresh_token' | 'client_credentials';
@@ -106,9 +122,9 @@ export interface ClientTokenRecord {
 }
 
 export interface ConsumedMarker {
-  /** A code: true once exchanged. A refresh token: true for the previous generation's, already rotated. */
+  /** A code: true once exchanged. A refresh token: true for an earlier generation's, already rotated out. */
   consumed: boolean;
-  /** The previous generation's refresh token: when the refresh that rotated it out was asked for (ms since the epoch). */
+  /** The previous generation's refresh token only: when the refresh that rotated it out was asked for (ms since the epoch). */
   rotatedAt?: number;
 }
 
@@ -127,10 +143,10 @@ export interface NewTokens {
 }
 
 /**
- * `rotated`: the tokens were stored. `reused`: the token presented is the previous generation's,
- * already rotated, and not a retry within the grace (nothing changed; the caller revokes the
- * grant). `invalid`: anything else (unknown, older, expired, revoked, or a request older than the
- * rotation it would repeat; nothing changed).
+ * `rotated`: the tokens were stored. `reused`: the token presented is an earlier generation's and
+ * not a retry of a pending rotation (nor within an opt-in grace): nothing changed, and the
+ * caller revokes the grant. `invalid`: anything else (unknown, too old to be remembered, expired,
+ * revoked, or a request older than the current generation; nothing changed).
  */
 export type RotationOutcome = 'rotated' | 'reused' | 'invalid';
 
@@ -174,25 +190,40 @@ export interface OAuthStore {
   /** A client's status at once (`undefined`: no such client): in-process stores offer it so the guard stays synchronous. */
   clientStatusSync?(clientId: string): 'active' | 'suspended' | undefined;
   /**
-   * The grant's current refresh token (`consumed: false`) or the previous generation's
-   * (`consumed: true`) until it expires; `undefined` for any other. Also tells a revocation
-   * request (RFC 7009) which grant and client a refresh token belongs to.
+   * The grant's current refresh token (`consumed: false`) or an earlier generation's still
+   * remembered (`consumed: true`; `rotatedAt` for the previous one) until it expires; `undefined`
+   * for any other. Also tells a revocation request (RFC 7009) which grant and client a refresh
+   * token belongs to.
    */
   findRefreshToken(ref: TokenRef): Promise<(RefreshTokenRecord & ConsumedMarker) | undefined>;
   /**
-   * A refresh, as one atomic step: when `presented` is the grant's current unexpired refresh
-   * token, stores `next` as the new generation (the presented token becomes the previous one, the
-   * current access token the previous one, and the access token before it is retired).
+   * A refresh, as one atomic step, stamped with the store's clock. Every check comes before any
+   * write, so a refused call or a call that fails changes nothing, and the same token can be
+   * presented again.
    *
-   * When `presented` is the previous generation's token, the refresh that rotated it out may be
-   * retried (its answer was lost): if the store's clock is at most `retryGraceMs` past
-   * `rotatedAt` (and not before it), `next` replaces the current generation, the previous
-   * token and its `rotatedAt` stay, and the answer is `rotated`. Otherwise it is `reused` (with a
-   * grace of 0, always). So with no grace, of any number of concurrent callers presenting the
-   * same token exactly one gets `rotated` and the others `reused`. A call that fails changes
-   * nothing, so the same token can be presented again.
+   * - `presented` is the grant's current unexpired refresh token: `next` becomes the current
+   *   generation, pending; the presented token becomes the previous one, the previous one joins
+   *   the earlier ones, the current access token becomes the previous one and the access token
+   *   before it is retired. `rotated`.
+   * - Otherwise, a request stamped before the current generation was installed (a write that
+   *   reached the store late) is `invalid`.
+   * - `presented` is the previous generation's and the current rotation is still pending (or,
+   *   with `retryGraceMs` > 0, the store's clock is at most that far past `rotatedAt`): a retry.
+   *   `next` replaces the current generation, pending again; the replaced refresh token joins the
+   *   earlier ones and the replaced access token is retired; the previous token stays. `rotated`.
+   * - `presented` is any earlier generation's still remembered: `reused`.
+   *
+   * So of any number of concurrent callers presenting the same token, the first rotates and the
+   * others each replace the successor while it is pending; all but the last successor are then
+   * earlier generations.
    */
   rotateRefreshToken(presented: TokenRef, next: NewTokens & { refresh: NewToken }, retryGraceMs?: number): Promise<RotationOutcome>;
+  /**
+   * The answer carrying `successor` was written to the client: when it is still the grant's
+   * current refresh token, its rotation is no longer pending, and the token it rotated out is a
+   * reuse from then on. Anything else changes nothing.
+   */
+  confirmRotation(successor: TokenRef): Promise<void>;
   /**
    * Starts a client's own grant holding just this access token, in one step; its lookups are the
    * same as any access token's. `revokeGrant` ends it; `revokeUserGrants` never sees it.

@@ -27,7 +27,6 @@ describe.each(ADAPTER_NAMES)('grant life on %s', (adapter) => {
   it('RFC 6749 6 / OAuth 2.0 Security BCP 4.14: onEvent hears issuance, refresh, revocation and reuse, without tokens or secrets; a throwing hook breaks nothing', async () => {
     const events: OAuthEvent[] = [];
     const host = await startHost(adapter, {
-      oauth: { refreshRetryGraceSeconds: 0 },
       platform: {
         onEvent: (event) => {
           events.push(event as OAuthEvent);

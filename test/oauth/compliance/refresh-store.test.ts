@@ -1,14 +1,17 @@
 /**
  * Refresh-token rotation as the store carries it (RFC 6749 6, RFC 9700 4.14.2), through HTTP on
  * every adapter: a refresh whose tokens could not be stored changes nothing; a refresh whose
- * answer was lost may be retried with the same token within the grace, and past it that token
- * is a reuse that ends the grant; without a grace two refreshes racing with one token end the
- * grant; an access token lasts until two refreshes later, and a grant keeps one store entry
- * however often it is refreshed.
+ * answer was lost stays pending and may be repeated with the same token, however late; once an
+ * answer was written, any earlier refresh token presented again is a reuse that ends the grant;
+ * an opt-in grace never hands out tokens once the successor was used; an access token lasts until
+ * two refreshes later, and a grant keeps one store entry however often it is refreshed.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { OAuthEvent } from '../../../src/oauth/events.js';
 import { createMemoryOAuthStore, type OAuthStore } from '../../../src/oauth/store/index.js';
-import { ADAPTER_NAMES, closeHosts, startHost, testClock, type TestHost, type TokenResponseBody } from './helpers.js';
+import { describePostgres, describeRedis } from '../../support/services.js';
+import { memoryStores, postgresStores, redisStores, type StoreFactory } from '../shared-stores.js';
+import { ADAPTER_NAMES, closeHosts, startHost, testClock, type HostSetup, type TestHost, type TokenResponseBody } from './helpers.js';
 
 afterEach(closeHosts);
 
@@ -20,6 +23,19 @@ async function refreshed(host: TestHost, refreshToken: string): Promise<TokenRes
   return res.body as TokenResponseBody;
 }
 
+/** A host whose events are kept. */
+async function hostWithEvents(adapter: (typeof ADAPTER_NAMES)[number], setup: HostSetup = {}): Promise<{ host: TestHost; reuses: () => number }> {
+  const events: OAuthEvent[] = [];
+  const host = await startHost(adapter, { ...setup, platform: { ...setup.platform, onEvent: (event) => void events.push(event as OAuthEvent) } });
+  return { host, reuses: () => events.filter((event) => event.type === 'refresh_token.reused').length };
+}
+
+/** The grant has ended: its last tokens no longer work. */
+async function expectGrantEnded(host: TestHost, last: TokenResponseBody): Promise<void> {
+  expect((await host.userinfo(last.access_token)).status).toBe(401);
+  expect((await host.refresh(last.refresh_token!)).body.error).toBe('invalid_grant');
+}
+
 describe.each(ADAPTER_NAMES)('refresh and the store on %s', (adapter) => {
   it('RFC 6749 6: a refresh whose tokens could not be stored changes nothing: the retry with the same refresh token succeeds and the grant lives on', async () => {
     const clock = testClock();
@@ -27,8 +43,8 @@ describe.each(ADAPTER_NAMES)('refresh and the store on %s', (adapter) => {
     let failNext = false;
     const store: OAuthStore = {
       ...memory,
-      rotateRefreshToken: (presented, next) => {
-        if (!failNext) return memory.rotateRefreshToken(presented, next);
+      rotateRefreshToken: (presented, next, grace) => {
+        if (!failNext) return memory.rotateRefreshToken(presented, next, grace);
         failNext = false;
         return Promise.reject(new Error('connection reset by the store'));
       },
@@ -46,7 +62,7 @@ describe.each(ADAPTER_NAMES)('refresh and the store on %s', (adapter) => {
     await refreshed(host, retry.refresh_token!);
   });
 
-  it('RFC 9700 4.14.2: a refresh stored but never answered is retried with the same refresh token within the grace, and the grant lives on', async () => {
+  it('RFC 9700 4.14.2: a refresh stored but never answered stays pending: the same refresh token, even minutes later, gets fresh tokens and the grant lives on', async () => {
     const clock = testClock();
     const memory = createMemoryOAuthStore({ now: clock.now });
     let loseNext = false;
@@ -60,19 +76,78 @@ describe.each(ADAPTER_NAMES)('refresh and the store on %s', (adapter) => {
         throw new Error('connection reset by the store');
       },
     };
-    const host = await startHost(adapter, { clock, oauth: { store } });
+    const { host, reuses } = await hostWithEvents(adapter, { clock, oauth: { store } });
     const first = await host.tokens({ scope: SCOPE });
 
     loseNext = true;
     expect((await host.refresh(first.refresh_token!)).status).toBe(503);
-    clock.advance(30);
+    clock.advance(300);
     const retry = await refreshed(host, first.refresh_token!);
     expect((await host.userinfo(retry.access_token)).status).toBe(200);
+    expect((await host.userinfo(first.access_token)).status).toBe(200);
     const next = await refreshed(host, retry.refresh_token!);
     expect((await host.userinfo(next.access_token)).status).toBe(200);
+    expect(reuses()).toBe(0);
   });
 
-  it('RFC 9700 4.14.2: past the retry grace, the rotated-out refresh token is a reuse and ends the grant', async () => {
+  it('RFC 9700 4.14.2: 10 replays of a rotated-out refresh token each get invalid_grant; the first ends the grant and refresh_token.reused is heard once', async () => {
+    const { host, reuses } = await hostWithEvents(adapter);
+    const first = await host.tokens({ scope: SCOPE });
+    const second = await refreshed(host, first.refresh_token!);
+
+    for (let i = 0; i < 10; i += 1) {
+      const replay = await host.refresh(first.refresh_token!);
+      expect(replay.status).toBe(400);
+      expect(replay.body.error).toBe('invalid_grant');
+    }
+    expect(reuses()).toBe(1);
+    await expectGrantEnded(host, second);
+  });
+
+  it('RFC 9700 4.14.2: a refresh token two rotations old ends the grant too', async () => {
+    const { host, reuses } = await hostWithEvents(adapter);
+    const first = await host.tokens({ scope: SCOPE });
+    const second = await refreshed(host, first.refresh_token!);
+    const third = await refreshed(host, second.refresh_token!);
+
+    expect((await host.refresh(first.refresh_token!)).body.error).toBe('invalid_grant');
+    expect(reuses()).toBe(1);
+    await expectGrantEnded(host, third);
+  });
+
+  it('RFC 9700 4.14.2: of two refreshes racing with one refresh token, whatever each got, once both present it the grant has ended, with one reuse event', async () => {
+    const { host, reuses } = await hostWithEvents(adapter);
+    const first = await host.tokens({ scope: SCOPE });
+    const answers = await Promise.all([host.refresh(first.refresh_token!), host.refresh(first.refresh_token!)]);
+    const won = answers.filter((res) => res.status === 200).map((res) => res.body as TokenResponseBody);
+    expect(won.length).toBeGreaterThan(0);
+    for (const tokens of won) await host.refresh(tokens.refresh_token!);
+
+    expect(reuses()).toBe(1);
+    for (const tokens of won) expect((await host.userinfo(tokens.access_token)).status).toBe(401);
+  });
+
+  it('RFC 9700 4.14.2: with the opt-in refreshRetryGraceSeconds, the rotated-out token repeats its refresh within the grace, never once its successor was used', async () => {
+    const clock = testClock();
+    const { host, reuses } = await hostWithEvents(adapter, { clock, oauth: { refreshRetryGraceSeconds: 60 } });
+    const first = await host.tokens({ scope: SCOPE });
+    const second = await refreshed(host, first.refresh_token!);
+    clock.advance(30);
+    const retry = await refreshed(host, first.refresh_token!);
+    expect((await host.refresh(second.refresh_token!)).body.error).toBe('invalid_grant');
+    expect(reuses()).toBe(1);
+    await expectGrantEnded(host, retry);
+
+    const other = await host.tokens({ scope: SCOPE });
+    const successor = await refreshed(host, other.refresh_token!);
+    const used = await refreshed(host, successor.refresh_token!);
+    clock.advance(1);
+    expect((await host.refresh(other.refresh_token!)).body.error).toBe('invalid_grant');
+    expect(reuses()).toBe(2);
+    await expectGrantEnded(host, used);
+  });
+
+  it('RFC 9700 4.14.2: past the opt-in grace, the rotated-out refresh token is a reuse and ends the grant', async () => {
     const clock = testClock();
     const host = await startHost(adapter, { clock, oauth: { refreshRetryGraceSeconds: 60 } });
     const first = await host.tokens({ scope: SCOPE });
@@ -82,32 +157,7 @@ describe.each(ADAPTER_NAMES)('refresh and the store on %s', (adapter) => {
     const reuse = await host.refresh(first.refresh_token!);
     expect(reuse.status).toBe(400);
     expect(reuse.body.error).toBe('invalid_grant');
-    expect((await host.userinfo(second.access_token)).status).toBe(401);
-    expect((await host.refresh(second.refresh_token!)).body.error).toBe('invalid_grant');
-  });
-
-  it('RFC 9700 4.14.2: within the grace, the token a retry replaced is no longer valid, and the retry\'s tokens carry the grant', async () => {
-    const host = await startHost(adapter);
-    const first = await host.tokens({ scope: SCOPE });
-    const lost = await refreshed(host, first.refresh_token!);
-    const retry = await refreshed(host, first.refresh_token!);
-
-    const stale = await host.refresh(lost.refresh_token!);
-    expect(stale.body.error).toBe('invalid_grant');
-    expect((await host.userinfo(retry.access_token)).status).toBe(200);
-    await refreshed(host, retry.refresh_token!);
-  });
-
-  it('RFC 9700 4.14.2: with no retry grace, of two refreshes racing with one refresh token one gets tokens, the other invalid_grant, and the grant ends', async () => {
-    const host = await startHost(adapter, { oauth: { refreshRetryGraceSeconds: 0 } });
-    const first = await host.tokens({ scope: SCOPE });
-    const answers = await Promise.all([host.refresh(first.refresh_token!), host.refresh(first.refresh_token!)]);
-    expect(answers.map((res) => res.status).sort()).toEqual([200, 400]);
-    const winner = answers.find((res) => res.status === 200)!.body as TokenResponseBody;
-    expect(answers.find((res) => res.status === 400)!.body.error).toBe('invalid_grant');
-
-    expect((await host.userinfo(winner.access_token)).status).toBe(401);
-    expect((await host.refresh(winner.refresh_token!)).body.error).toBe('invalid_grant');
+    await expectGrantEnded(host, second);
   });
 
   it('RFC 6749 6: an access token works until two refreshes later, and a grant refreshed 50 times keeps one store entry', async () => {
@@ -124,3 +174,83 @@ describe.each(ADAPTER_NAMES)('refresh and the store on %s', (adapter) => {
     expect((await host.userinfo(issued[0]!.access_token)).status).toBe(401);
   });
 });
+
+/**
+ * A store whose confirmations can be awaited: the platform confirms a rotation after its answer
+ * has left, so a test that replays at once would race it on a store across the network.
+ */
+function confirming(store: OAuthStore): { store: OAuthStore; confirmed(count: number): Promise<void> } {
+  let done = 0;
+  const waiting = new Set<() => void>();
+  const wrapped: OAuthStore = {
+    ...store,
+    confirmRotation: async (successor) => {
+      await store.confirmRotation(successor);
+      done += 1;
+      for (const check of waiting) check();
+    },
+  };
+  const confirmed = (count: number) =>
+    new Promise<void>((resolve) => {
+      const check = () => {
+        if (done < count) return;
+        waiting.delete(check);
+        resolve();
+      };
+      waiting.add(check);
+      check();
+    });
+  return { store: wrapped, confirmed };
+}
+
+function describeStoreRefresh(factory: () => StoreFactory) {
+  const stores = factory();
+  afterAll(() => stores.close());
+
+  it('RFC 9700 4.14.2: once the answer was written, a replay of the rotated-out refresh token ends the grant, with one refresh_token.reused', async () => {
+    const { store, confirmed } = confirming(stores.open());
+    const { host, reuses } = await hostWithEvents('express', { oauth: { store } });
+    const first = await host.tokens({ scope: SCOPE });
+    const second = await refreshed(host, first.refresh_token!);
+    await confirmed(1);
+    for (let i = 0; i < 3; i += 1) expect((await host.refresh(first.refresh_token!)).body.error).toBe('invalid_grant');
+    expect(reuses()).toBe(1);
+    await expectGrantEnded(host, second);
+  });
+
+  it('RFC 9700 4.14.2: a rotation stored but never answered is repeated by the same refresh token, and the grant lives on', async () => {
+    const { store: inner } = confirming(stores.open());
+    let loseNext = false;
+    const store: OAuthStore = {
+      ...inner,
+      rotateRefreshToken: async (presented, next, grace) => {
+        const outcome = await inner.rotateRefreshToken(presented, next, grace);
+        if (!loseNext) return outcome;
+        loseNext = false;
+        throw new Error('connection reset by the store');
+      },
+    };
+    const { host, reuses } = await hostWithEvents('express', { oauth: { store } });
+    const first = await host.tokens({ scope: SCOPE });
+    loseNext = true;
+    expect((await host.refresh(first.refresh_token!)).status).toBe(503);
+    const retry = await refreshed(host, first.refresh_token!);
+    await refreshed(host, retry.refresh_token!);
+    expect(reuses()).toBe(0);
+  });
+
+  it('RFC 7009 2.1: revoking a rotated-out refresh token ends the grant; refreshing with either token then fails', async () => {
+    const { store, confirmed } = confirming(stores.open());
+    const host = await startHost('express', { oauth: { store } });
+    const first = await host.tokens({ scope: SCOPE });
+    const second = await refreshed(host, first.refresh_token!);
+    await confirmed(1);
+    expect((await host.revoke({ token: first.refresh_token! })).status).toBe(200);
+    expect((await host.refresh(first.refresh_token!)).body.error).toBe('invalid_grant');
+    await expectGrantEnded(host, second);
+  });
+}
+
+describe('refresh reuse on the memory store', () => describeStoreRefresh(memoryStores));
+describeRedis('refresh reuse on the Redis store', () => describeStoreRefresh(redisStores));
+describePostgres('refresh reuse on the PostgreSQL store', () => describeStoreRefresh(postgresStores));

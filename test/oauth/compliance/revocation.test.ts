@@ -3,6 +3,7 @@
  * on every store.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createMemoryOAuthStore, type OAuthStore } from '../../../src/oauth/store/index.js';
 import { describePostgres, describeRedis } from '../../support/services.js';
 import { memoryStores, postgresStores, redisStores, type StoreFactory } from '../shared-stores.js';
 import { ADAPTER_NAMES, closeHosts, OTHER, PUBLIC, startHost, type TestHost } from './helpers.js';
@@ -34,6 +35,36 @@ describe.each(ADAPTER_NAMES)('revocation on %s', (adapter) => {
     expect((await host.revoke({ token: tokens.refresh_token!, token_type_hint: 'access_token' })).status).toBe(200);
     expect((await host.refresh(tokens.refresh_token!)).body.error).toBe('invalid_grant');
     expect((await host.userinfo(tokens.access_token)).status).toBe(401);
+  });
+
+  it('RFC 7009 2.1 / RFC 9700 4.14.2: revoking a rotated-out refresh token ends the grant: neither it nor the current refresh token issues tokens again', async () => {
+    const host = await startHost(adapter);
+    const first = await host.tokens({ scope: SCOPE });
+    const second = (await host.refresh(first.refresh_token!)).body as { access_token: string; refresh_token: string };
+    expect((await host.revoke({ token: first.refresh_token!, token_type_hint: 'refresh_token' })).status).toBe(200);
+    expect((await host.refresh(first.refresh_token!)).body.error).toBe('invalid_grant');
+    expect((await host.refresh(second.refresh_token)).body.error).toBe('invalid_grant');
+    expect((await host.userinfo(second.access_token)).status).toBe(401);
+  });
+
+  it('RFC 7009 2.2: a refresh token whose rotation is still pending (its answer lost), once revoked with 200, never issues tokens again', async () => {
+    const memory = createMemoryOAuthStore();
+    let loseNext = false;
+    const store: OAuthStore = {
+      ...memory,
+      rotateRefreshToken: async (presented, next, grace) => {
+        const outcome = await memory.rotateRefreshToken(presented, next, grace);
+        if (!loseNext) return outcome;
+        loseNext = false;
+        throw new Error('connection reset by the store');
+      },
+    };
+    const host = await startHost(adapter, { oauth: { store } });
+    const tokens = await host.tokens({ scope: SCOPE });
+    loseNext = true;
+    expect((await host.refresh(tokens.refresh_token!)).status).toBe(503);
+    expect((await host.revoke({ token: tokens.refresh_token! })).status).toBe(200);
+    expect((await host.refresh(tokens.refresh_token!)).body.error).toBe('invalid_grant');
   });
 
   it('RFC 7009 2.2: an unknown or malformed token is 200, and a token of another client is left alone (still 200)', async () => {

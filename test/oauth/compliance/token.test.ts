@@ -286,13 +286,11 @@ describe.each(ADAPTER_NAMES)('token endpoint on %s', (adapter) => {
       expect((await host.refresh(res.body.refresh_token)).status).toBe(200);
     });
 
-    it('RFC 9700 4.14.2: reusing a rotated refresh token after the retry grace (default 60 s) fails with invalid_grant and revokes the whole grant', async () => {
-      const clock = testClock();
-      const host = await startHost(adapter, { clock });
+    it('RFC 9700 4.14.2: with the default configuration, reusing a rotated refresh token at once fails with invalid_grant and revokes the whole grant', async () => {
+      const host = await startHost(adapter);
       const first = await host.tokens({ scope: 'openid offline_access' });
       const second = (await host.refresh(first.refresh_token!)).body as { access_token: string; refresh_token: string };
       expect((await host.userinfo(second.access_token)).status).toBe(200);
-      clock.advance(61);
 
       expectTokenError(await host.refresh(first.refresh_token!), 400, 'invalid_grant');
       const userinfo = await host.userinfo(second.access_token);

@@ -1,0 +1,183 @@
+/**
+ * The SQL of the PostgreSQL OAuth store (postgres.ts describes the tables and binds the
+ * parameters). Time always comes in as a parameter from the injected clock, never SQL `now()`.
+ */
+
+/** Every statement, for one (already validated and quoted) schema name. */
+export function statements(s: string) {
+  const grants = `${s}.oauth_grants`;
+  /** An earlier token ($7, unexpired at $9 ms) in a jsonb list of [hash, expiry ms]. */
+  const listed = (list: string, hash: string, at: string) =>
+    `EXISTS (SELECT 1 FROM jsonb_array_elements(COALESCE(${list}, '[]')) e WHERE e->>0 = ${hash} AND (e->>1)::float8 > ${at})`;
+  /** `retired` (a jsonb [hash, expiry ms] or NULL) before the entries of `older`, the expired dropped (at $9 ms), at most $10. */
+  const withEarlier = (retired: string, older: string) => `COALESCE((SELECT jsonb_agg(e ORDER BY i) FROM (
+      SELECT e, i FROM jsonb_array_elements(COALESCE(jsonb_build_array(${retired}), '[]') || COALESCE(${older}, '[]')) WITH ORDINALITY AS t(e, i)
+      WHERE jsonb_typeof(e) = 'array' AND (e->>1)::float8 > $9::float8 ORDER BY i LIMIT $10::int) kept), '[]')`;
+  /** The refresh token presented ($7) is the grant's current one and has not expired ($2 = now). */
+  const current = '(refresh_hash = $7::text AND refresh_expires_at > $2::timestamptz)';
+  /** ... or the previous generation's, unexpired. */
+  const previous = '(previous_refresh_hash = $7::text AND previous_refresh_expires_at > $2::timestamptz)';
+  const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
+  return {
+    migration: `
+CREATE SCHEMA IF NOT EXISTS ${s};
+CREATE TABLE IF NOT EXISTS ${s}.oauth_clients (
+  id text PRIMARY KEY,
+  record json NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ${grants} (
+  grant_id text PRIMARY KEY,
+  client_id text NOT NULL,
+  sub text NOT NULL,
+  record json NOT NULL,
+  code_hash text NOT NULL,
+  code_expires_at timestamptz NOT NULL,
+  code_consumed boolean NOT NULL DEFAULT false,
+  generation integer NOT NULL DEFAULT 0,
+  refresh_hash text,
+  refresh_expires_at timestamptz,
+  refresh_issued_at timestamptz,
+  previous_refresh_hash text,
+  previous_refresh_expires_at timestamptz,
+  previous_refresh_rotated_at timestamptz,
+  refresh_pending boolean NOT NULL DEFAULT false,
+  earlier_refresh jsonb,
+  access json,
+  previous_access json,
+  expires_at timestamptz NOT NULL
+);
+-- A client's own grant (client_credentials) has no user.
+ALTER TABLE ${grants} ALTER COLUMN sub DROP NOT NULL;
+-- Idempotent like the rest, so running the migration brings an existing table up to date.
+ALTER TABLE ${grants} ADD COLUMN IF NOT EXISTS refresh_issued_at timestamptz;
+ALTER TABLE ${grants} ADD COLUMN IF NOT EXISTS previous_refresh_rotated_at timestamptz;
+ALTER TABLE ${grants} ADD COLUMN IF NOT EXISTS refresh_pending boolean NOT NULL DEFAULT false;
+ALTER TABLE ${grants} ADD COLUMN IF NOT EXISTS earlier_refresh jsonb;
+CREATE INDEX IF NOT EXISTS oauth_grants_pair_idx ON ${grants} (client_id, sub);
+CREATE INDEX IF NOT EXISTS oauth_grants_expires_at_idx ON ${grants} (expires_at);
+CREATE TABLE IF NOT EXISTS ${s}.oauth_consents (
+  sub text NOT NULL,
+  client_id text NOT NULL,
+  scopes text[] NOT NULL,
+  PRIMARY KEY (sub, client_id)
+);
+CREATE TABLE IF NOT EXISTS ${s}.oauth_used_once (
+  id text PRIMARY KEY,
+  expires_at timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS oauth_used_once_expires_at_idx ON ${s}.oauth_used_once (expires_at);
+-- Brute-force counters (docs/oauth.md), in the layout rate-limiter-flexible's RateLimiterPostgres reads.
+CREATE TABLE IF NOT EXISTS ${s}.oauth_rate_limits (
+  key varchar(255) PRIMARY KEY,
+  points integer NOT NULL DEFAULT 0,
+  expire bigint
+);`,
+
+    getClient: `SELECT record FROM ${s}.oauth_clients WHERE id = $1`,
+    saveClient: `INSERT INTO ${s}.oauth_clients (id, record) VALUES ($1, $2::json)
+      ON CONFLICT (id) DO UPDATE SET record = EXCLUDED.record`,
+    listClients: `SELECT record FROM ${s}.oauth_clients`,
+    /** The client, every grant of it and every consent given to it. */
+    deleteClient: `WITH ended AS (DELETE FROM ${grants} WHERE client_id = $1), forgotten AS (DELETE FROM ${s}.oauth_consents WHERE client_id = $1)
+      DELETE FROM ${s}.oauth_clients WHERE id = $1`,
+
+    /** $1 grant, $2 client, $3 sub, $4 code record, $5 code hash, $6 code expiry. Starts the grant afresh. */
+    saveCode: `INSERT INTO ${grants} AS g (grant_id, client_id, sub, record, code_hash, code_expires_at, expires_at)
+      VALUES ($1, $2, $3, $4::json, $5, $6, $6)
+      ON CONFLICT (grant_id) DO UPDATE SET client_id = EXCLUDED.client_id, sub = EXCLUDED.sub,
+        record = EXCLUDED.record, code_hash = EXCLUDED.code_hash, code_expires_at = EXCLUDED.code_expires_at,
+        code_consumed = false, generation = 0, refresh_hash = NULL, refresh_expires_at = NULL,
+        refresh_issued_at = NULL, previous_refresh_hash = NULL, previous_refresh_expires_at = NULL, previous_refresh_rotated_at = NULL,
+        refresh_pending = false, earlier_refresh = NULL, access = NULL, previous_access = NULL,
+        expires_at = EXCLUDED.expires_at`,
+    /** $1 grant, $2 client, $3 grant record, $4 access token (json with its hash), $5 its expiry. No user, no code (an empty hash matches none). */
+    issueClientToken: `INSERT INTO ${grants} AS g (grant_id, client_id, sub, record, code_hash, code_expires_at, code_consumed, generation, access, expires_at)
+      VALUES ($1, $2, NULL, $3::json, '', 'epoch', true, 1, $4::json, $5)
+      ON CONFLICT (grant_id) DO UPDATE SET client_id = EXCLUDED.client_id, sub = NULL, record = EXCLUDED.record, code_hash = '',
+        code_expires_at = 'epoch', code_consumed = true, generation = 1, refresh_hash = NULL, refresh_expires_at = NULL,
+        refresh_issued_at = NULL, previous_refresh_hash = NULL, previous_refresh_expires_at = NULL, previous_refresh_rotated_at = NULL,
+        refresh_pending = false, earlier_refresh = NULL, access = EXCLUDED.access, previous_access = NULL,
+        expires_at = EXCLUDED.expires_at`,
+    findCode: `SELECT record, code_consumed AS consumed FROM ${grants}
+      WHERE grant_id = $1 AND code_hash = $2 AND code_expires_at > $3`,
+    // Row-level locking makes this atomic: a concurrent UPDATE waits, then re-checks NOT code_consumed.
+    consumeCode: `UPDATE ${grants} SET code_consumed = true
+      WHERE grant_id = $1 AND code_hash = $2 AND NOT code_consumed AND code_expires_at > $3`,
+
+    /*
+     * The two issuances share their parameters: $1 grant, $2 now, $3 access token (json with its
+     * hash), $4 the newest expiry, $5-$6 refresh hash and expiry (null when none), $7 the refresh
+     * token presented (refresh only).
+     */
+    issueTokens: `UPDATE ${grants} SET generation = 1, access = $3::json, refresh_hash = $5::text,
+        refresh_expires_at = $6::timestamptz, refresh_issued_at = $2::timestamptz, refresh_pending = false,
+        expires_at = GREATEST(expires_at, $4::timestamptz)
+      WHERE grant_id = $1 AND code_consumed AND generation = 0 AND expires_at > $2::timestamptz
+      RETURNING true AS rotated`,
+    /*
+     * One statement (see rotateRefreshToken in types.ts): `g` locks the row and decides from it
+     * (a statement that waited for the lock reads the row as the other one left it), `moved`
+     * installs the tokens for a rotation or a retry, and the outcome comes back. $8 is the
+     * earliest rotation time an opt-in grace retry may repeat (null for none), $9 now in ms, $10
+     * how many older tokens to keep. A retry keeps the previous refresh and access tokens and
+     * moves the replaced refresh token into earlier_refresh.
+     */
+    rotateRefreshToken: `WITH g AS (
+        SELECT grant_id, ${current} AS cur, refresh_issued_at > $2::timestamptz AS stale,
+          ${previous} AND (refresh_pending OR COALESCE(previous_refresh_rotated_at >= $8::timestamptz, false)) AS retry,
+          ${previous} OR ${listed('earlier_refresh', '$7::text', '$9::float8')} AS earlier
+        FROM ${grants} WHERE grant_id = $1 AND expires_at > $2::timestamptz FOR UPDATE
+      ), decided AS (
+        SELECT grant_id, cur, CASE WHEN cur OR (NOT stale AND retry) THEN 'rotated' WHEN NOT stale AND earlier THEN 'reused' ELSE 'invalid' END AS outcome FROM g
+      ), moved AS (
+        UPDATE ${grants} AS t SET
+          generation = t.generation + 1,
+          previous_access = CASE WHEN d.cur THEN t.access ELSE t.previous_access END,
+          access = $3::json,
+          earlier_refresh = CASE WHEN d.cur
+            THEN ${withEarlier(`CASE WHEN t.previous_refresh_hash IS NULL THEN NULL ELSE jsonb_build_array(t.previous_refresh_hash, ${epochMs('t.previous_refresh_expires_at')}) END`, 't.earlier_refresh')}
+            ELSE ${withEarlier(`jsonb_build_array(t.refresh_hash, ${epochMs('t.refresh_expires_at')})`, 't.earlier_refresh')} END,
+          previous_refresh_hash = CASE WHEN d.cur THEN t.refresh_hash ELSE t.previous_refresh_hash END,
+          previous_refresh_expires_at = CASE WHEN d.cur THEN t.refresh_expires_at ELSE t.previous_refresh_expires_at END,
+          previous_refresh_rotated_at = CASE WHEN d.cur THEN $2::timestamptz ELSE t.previous_refresh_rotated_at END,
+          refresh_hash = $5::text, refresh_expires_at = $6::timestamptz, refresh_issued_at = $2::timestamptz, refresh_pending = true,
+          expires_at = GREATEST(t.expires_at, $4::timestamptz)
+        FROM decided d WHERE t.grant_id = d.grant_id AND d.outcome = 'rotated'
+      )
+      SELECT outcome FROM decided`,
+    /** $1 grant, $2 the successor's hash: its rotation is no longer pending. */
+    confirmRotation: `UPDATE ${grants} SET refresh_pending = false WHERE grant_id = $1 AND refresh_hash = $2 AND refresh_pending`,
+    findAccessToken: `SELECT record, CASE WHEN access->>'hash' = $2 THEN access ELSE previous_access END AS access
+      FROM ${grants} WHERE grant_id = $1 AND (access->>'hash' = $2 OR previous_access->>'hash' = $2)`,
+    /** $1 grant, $2 hash, $3 now: the current token, the previous one, or an older one still listed. */
+    findRefreshToken: `SELECT record, current, previous, expires_at, rotated_at FROM (
+        SELECT record, refresh_hash = $2 AND refresh_expires_at > $3 AS current,
+          previous_refresh_hash = $2 AND previous_refresh_expires_at > $3 AS previous,
+          CASE WHEN refresh_hash = $2 THEN ${epochMs('refresh_expires_at')}
+            WHEN previous_refresh_hash = $2 THEN ${epochMs('previous_refresh_expires_at')}
+            ELSE (SELECT (e->>1)::float8 FROM jsonb_array_elements(COALESCE(earlier_refresh, '[]')) e WHERE e->>0 = $2 LIMIT 1) END AS expires_at,
+          ${epochMs('previous_refresh_rotated_at')} AS rotated_at
+        FROM ${grants} WHERE grant_id = $1) r
+      WHERE current OR previous OR expires_at > ${epochMs('$3::timestamptz')}`,
+    revokeAccessToken: `UPDATE ${grants} SET
+        access = CASE WHEN access->>'hash' = $2 THEN NULL ELSE access END,
+        previous_access = CASE WHEN previous_access->>'hash' = $2 THEN NULL ELSE previous_access END
+      WHERE grant_id = $1 AND (access->>'hash' = $2 OR previous_access->>'hash' = $2)`,
+    revokeGrant: `DELETE FROM ${grants} WHERE grant_id = $1`,
+    revokeUserGrants: `WITH ended AS (DELETE FROM ${grants} WHERE client_id = $2 AND sub = $1)
+      DELETE FROM ${s}.oauth_consents WHERE sub = $1 AND client_id = $2`,
+
+    getConsent: `SELECT scopes FROM ${s}.oauth_consents WHERE sub = $1 AND client_id = $2`,
+    saveConsent: `INSERT INTO ${s}.oauth_consents (sub, client_id, scopes) VALUES ($1, $2, $3::text[])
+      ON CONFLICT (sub, client_id) DO UPDATE SET scopes = EXCLUDED.scopes`,
+
+    /** $1 id, $2 its expiry, $3 now: a row comes back only for the first use (an expired one counts as unused). */
+    useOnce: `INSERT INTO ${s}.oauth_used_once AS u (id, expires_at) VALUES ($1, $2)
+      ON CONFLICT (id) DO UPDATE SET expires_at = EXCLUDED.expires_at WHERE u.expires_at <= $3
+      RETURNING true AS used`,
+
+    deleteExpired: `WITH gone AS (DELETE FROM ${grants} WHERE expires_at <= $1 RETURNING 1),
+        used AS (DELETE FROM ${s}.oauth_used_once WHERE expires_at <= $1)
+      SELECT count(*)::int AS deleted FROM gone`,
+  };
+}

@@ -9,11 +9,12 @@ import { silentLogger } from '../../src/core/logger.js';
 import { CONSUME_SCRIPT_SHA, createQuotaService, createRedisQuotaStore } from '../../src/quota/index.js';
 import { describeRedisCluster, scanKeys, useRedisCluster } from '../support/redis-cluster.js';
 import { uniqueName } from '../support/services.js';
-import { BURST_LIMIT, BURSTS, burst, expectExactlyTheLimit } from './burst.js';
+import { BURST_LIMIT, BURSTS, expectExactlyTheLimit, useBurstWorkers } from './burst.js';
 import { describeQuotaStoreConformance } from './store-conformance.js';
 
 describeRedisCluster('redis quota store on a Redis Cluster of three masters', () => {
   const redis = useRedisCluster();
+  const burst = useBurstWorkers();
 
   describeQuotaStoreConformance({
     name: 'redis cluster',
@@ -61,7 +62,7 @@ describeRedisCluster('redis quota store on a Redis Cluster of three masters', ()
   for (const shape of BURSTS) {
     it(`${shape.name}: each client admitted exactly ${BURST_LIMIT}, its counters read ${BURST_LIMIT}`, async () => {
       const prefix = uniqueName('quota_burst');
-      const result = await burst({ QUOTA_STORE: 'redis', REDIS_CLUSTER_NODES: redis.cluster.nodeList, QUOTA_PREFIX: prefix }, shape);
+      const result = await burst({ kind: 'redis', clusterNodes: redis.cluster.nodeList, prefix }, shape);
       await expectExactlyTheLimit(createRedisQuotaStore({ client: redis.client, prefix }), result);
     }, 150_000);
   }

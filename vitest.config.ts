@@ -1,11 +1,37 @@
 import { defineConfig } from 'vitest/config';
 
+/** Pure logic: no server, no store, no child process (CONTRIBUTING.md, Tests). */
+const UNIT = 'test/**/*.unit.test.ts';
+
 export default defineConfig({
   // The examples import the package by name (as users do); tsconfig.json maps it to the sources.
   resolve: { tsconfigPaths: true },
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 15_000,
     hookTimeout: 30_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: [UNIT],
+          // One module graph for every file: nothing here keeps state between files.
+          pool: 'threads',
+          isolate: false,
+          // The .test-d.ts files: what the compiler accepts from users, checked by tsc.
+          typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './test/types/tsconfig.json' },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          exclude: [UNIT],
+          // Two files at once: each listens on ports and keys of its own.
+          maxWorkers: 2,
+        },
+      },
+    ],
   },
 });

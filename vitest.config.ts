@@ -2,6 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 /** Pure logic: no server, no store, no child process (CONTRIBUTING.md, Tests). */
 const UNIT = 'test/**/*.unit.test.ts';
+/** The files that share the run's Redis Cluster (test/support/redis-cluster.ts). */
+const CLUSTER = 'test/**/*cluster.test.ts';
 
 export default defineConfig({
   // The examples import the package by name (as users do); tsconfig.json maps it to the sources.
@@ -27,8 +29,18 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          exclude: [UNIT],
+          exclude: [UNIT, CLUSTER],
           // Two files at once: each listens on ports and keys of its own.
+          maxWorkers: 2,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'cluster',
+          include: [CLUSTER],
+          // Started only when a file of this project runs, and shared by all of them.
+          globalSetup: ['test/support/redis-cluster.ts'],
           maxWorkers: 2,
         },
       },

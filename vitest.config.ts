@@ -11,6 +11,9 @@ export default defineConfig({
   test: {
     testTimeout: 15_000,
     hookTimeout: 30_000,
+    // Two files at once (vitest's default on two cores is one): integration files spend most of
+    // their time waiting on sockets and stores, and each keeps ports and keys of its own.
+    maxWorkers: 2,
     projects: [
       {
         extends: true,
@@ -30,8 +33,6 @@ export default defineConfig({
           name: 'integration',
           include: ['test/**/*.test.ts'],
           exclude: [UNIT, CLUSTER],
-          // Two files at once: each listens on ports and keys of its own.
-          maxWorkers: 2,
         },
       },
       {
@@ -41,7 +42,6 @@ export default defineConfig({
           include: [CLUSTER],
           // Started only when a file of this project runs, and shared by all of them.
           globalSetup: ['test/support/redis-cluster.ts'],
-          maxWorkers: 2,
         },
       },
     ],

@@ -180,8 +180,7 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
   const started = startup(options, logger, () => guarded.getClient('courier-platform-start'));
   const configuredIds = new Set(options.clients.map((client) => client.id));
   const store = withConfiguredClients(guarded, configuredIds, started.clients);
-  // Real elapsed time, not the platform's clock: the question is how long ago the store was asked.
-  const clientStatus = clientStatusCache((clientId) => store.getClient(clientId), () => performance.now());
+  const clientStatus = clientStatusCache((clientId) => store.getClient(clientId), shared.now);
   if (options.signingKeys.length === 0) {
     logger.warn({}, 'oauth.signingKeys is not set: generating a signing key; id_tokens will not verify after a restart and other processes cannot share it');
   }
@@ -206,7 +205,7 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     confirmRotation: (successor) => rawStore.confirmRotation(successor),
     bodyLimit: shared.bodyLimit,
     engine: new OAuth2Server({ model: {} as OAuth2Server.AuthorizationCodeModel }),
-    secrets: createSecretVerifier(),
+    secrets: createSecretVerifier({ now: shared.now }),
     rereadClient(clientId) {
       clientStatus.forget(clientId);
       return context.store.getClient(clientId);

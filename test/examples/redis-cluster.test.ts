@@ -1,15 +1,17 @@
 /**
- * The example (`npm start`) with STORE=redis and REDIS_CLUSTER_NODES on a Redis Cluster of three
- * masters: a user signs in and approves, the demo client exchanges the code (RFC 6749 4.1, PKCE
- * per RFC 7636) and calls the host's guarded /openapi/v1/ping; the OAuth records and the quota
- * counters are then found in the cluster.
+ * The example (`npm start`) with STORE=redis and REDIS_CLUSTER_NODES on the run's Redis Cluster
+ * of three masters (test/support/redis-cluster.ts): a user signs in and approves, the demo client
+ * exchanges the code (RFC 6749 4.1, PKCE per RFC 7636) and calls the host's guarded
+ * /openapi/v1/ping; the OAuth records and the quota counters are then found in the cluster. The
+ * example keeps its default prefixes (`cp:oauth:`, `cp:q:`), which no other file of the run uses.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readConfig } from '../../examples/config.js';
 import { startExample, type RunningExample } from '../support/example.js';
 import { hiddenInput, signIn, Visitor } from './support.js';
-import { describeRedisCluster, scanKeys, startRedisCluster, type RedisCluster } from '../support/redis-cluster.js';
+import { scanKeys } from '../support/redis-cluster.js';
+import { clusterNodes, describeRedisCluster, useRedisCluster } from '../support/redis-cluster-suite.js';
 
 describe('REDIS_CLUSTER_NODES', () => {
   it('lists the startup nodes of the cluster, and is absent by default', () => {
@@ -27,16 +29,12 @@ describe('REDIS_CLUSTER_NODES', () => {
 });
 
 describeRedisCluster('the example on a Redis Cluster (STORE=redis, REDIS_CLUSTER_NODES)', () => {
-  let cluster: RedisCluster | undefined;
+  const redis = useRedisCluster();
   let example: RunningExample | undefined;
   beforeAll(async () => {
-    cluster = await startRedisCluster();
-    example = await startExample({ env: { STORE: 'redis', REDIS_CLUSTER_NODES: cluster.nodeList } });
+    example = await startExample({ env: { STORE: 'redis', REDIS_CLUSTER_NODES: clusterNodes! } });
   }, 60_000);
-  afterAll(async () => {
-    await example?.stop();
-    await cluster?.stop();
-  });
+  afterAll(() => example?.stop());
 
   it('signs in, exchanges the code and makes a guarded call, keeping its records and counters in the cluster', async () => {
     const base = example!.base;
@@ -86,7 +84,7 @@ describeRedisCluster('the example on a Redis Cluster (STORE=redis, REDIS_CLUSTER
 
     // Everything lives in the cluster: the grant, and the call's three counters on one master. The
     // demo client comes from the options and is never written.
-    const client = await cluster!.client();
+    const { client } = redis;
     const grants = await Promise.all(client.nodes('master').map((node) => scanKeys(node, 'cp:oauth:{*}:grant')));
     expect(grants.flat().length).toBeGreaterThan(0);
     expect(await client.hget('cp:oauth:clients', 'demo-client')).toBeNull();

@@ -1,7 +1,9 @@
 /**
- * What the proxy does with a request before (or instead of) calling the upstream, on every
- * adapter: validation, forbidden fields, body handling, routing, fall-through to the host, host
- * body parsers, and the option check at construction (docs/courier.md).
+ * What the proxy does with a request before (or instead of) calling the upstream: validation,
+ * forbidden fields, body handling, routing, fall-through to the host, host body parsers, and the
+ * option check at construction (docs/courier.md). The table of refused requests is the core's
+ * work, so it runs whole on one adapter, and a sample of it (every kind of refusal) on each
+ * adapter; everything an adapter could change (bodies, routing, host parsers) runs on all.
  */
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -147,6 +149,83 @@ const INVALID: Invalid[] = [
 
 const FORBIDDEN = ['api', 'appId', 'version', 'sign'] as const;
 
+const NOT_AN_OBJECT: readonly (readonly [string, string])[] = [
+  ['a JSON array', '[{"orderId":"SO1"}]'],
+  ['a JSON string', '"SO1"'],
+  ['a JSON number', '42'],
+  ['JSON null', 'null'],
+];
+
+interface RefusalTable {
+  invalid: readonly Invalid[];
+  /** GET operations sent with a query parameter. */
+  getOperations: readonly string[];
+  forbidden: readonly string[];
+  notAnObject: readonly (readonly [string, string])[];
+}
+
+/** One row of each kind of refusal: a missing field, a wrong type, an enumeration, a date range, an unknown field, a nested field. */
+const SAMPLE: RefusalTable = {
+  invalid: [
+    ...['required', 'type', 'enum', 'date_range', 'unknown_field'].map((rule) => INVALID.find((row) => row.rule === rule)!),
+    INVALID.find((row) => row.field === 'goods[0].goodsName')!,
+  ],
+  getOperations: ['get_balance'],
+  forbidden: ['sign'],
+  notAnObject: NOT_AN_OBJECT.slice(0, 1),
+};
+
+/** The requests the proxy refuses with 400 before calling the upstream, against `app()`. */
+function refusals(app: () => Served, table: RefusalTable): void {
+  describe('validation (400, code 1, names the field and the rule)', () => {
+    it.each(table.invalid)('$op $what -> $field / $rule', async ({ op, body, field, rule }) => {
+      const call = request(app().server).post(`/courier/${op}`);
+      const res = await (body === undefined ? call : call.send(body as object));
+      const result = envelope(res, 400, 1);
+      expect(result.message).toContain(field);
+      expect((result.data as { errors: unknown[] }).errors).toEqual(
+        expect.arrayContaining([{ field, rule, message: expect.any(String) }]),
+      );
+    });
+
+    it.each(table.getOperations)('GET %s with a query parameter -> 400 naming it', async (op) => {
+      const res = await request(app().server).get(`/courier/${op}?page=2`);
+      const result = envelope(res, 400, 1);
+      expect(result.message).toContain('page');
+      expect((result.data as { errors: unknown[] }).errors).toEqual([expect.objectContaining({ field: 'page', rule: 'unknown_field' })]);
+    });
+
+    it.each(table.notAnObject)('%s as the body -> 400', async (_what, text) => {
+      const res = await request(app().server).post('/courier/cancel_order').set('content-type', 'application/json').send(text);
+      envelope(res, 400, 1);
+    });
+  });
+
+  describe('forbidden caller fields (400, code 1)', () => {
+    it.each(table.forbidden)('%s in a POST body', async (field) => {
+      const res = await request(app().server).post('/courier/query_order_logs').send({ orderId: 'SO1', [field]: 'x' });
+      expect(envelope(res, 400, 1).message).toContain(field);
+    });
+
+    it.each(table.forbidden)('%s in a GET query', async (field) => {
+      const res = await request(app().server).get(`/courier/get_balance?${field}=x`);
+      expect(envelope(res, 400, 1).message).toContain(field);
+    });
+  });
+}
+
+const [WHOLE_TABLE_ADAPTER] = ADAPTERS;
+
+describe(`courier proxy on ${WHOLE_TABLE_ADAPTER!.name}: the whole table of refused requests`, () => {
+  let app: Served;
+  beforeAll(async () => {
+    app = await serve(WHOLE_TABLE_ADAPTER!.build({ logger: silentLogger, courier: { upstreamUrl: upstream().url, credentials: { ...SANDBOX_APP } } }));
+  });
+  afterAll(() => app?.close());
+
+  refusals(() => app, { invalid: INVALID, getOperations: GET_OPERATIONS, forbidden: FORBIDDEN, notAnObject: NOT_AN_OBJECT });
+});
+
 // ---------------------------------------------------------------------------------------------
 
 describe.each(ADAPTERS)('courier proxy on $name', (adapter) => {
@@ -170,40 +249,15 @@ describe.each(ADAPTERS)('courier proxy on $name', (adapter) => {
     await Promise.all([app, small, parsed].map((served) => served?.close()));
   });
 
-  describe('validation (400, code 1, names the field and the rule)', () => {
+  describe('a sample of the refused requests', () => refusals(() => app, SAMPLE));
+
+  describe('bodies', () => {
     it('the valid bodies the table starts from are accepted', async () => {
       okData(await request(app.server).post('/courier/create_order').send(orderBody()));
       okData(await request(app.server).post('/courier/create_agent_order').send(orderBody(undefined, { paymentId: 2 })));
       okData(await request(app.server).post('/courier/billing_fee').send(estimate));
       okData(await request(app.server).post('/courier/create_pre_order').send(preOrderBody()));
       okData(await request(app.server).post('/courier/query_account_details').send(dates));
-    });
-
-    it.each(INVALID)('$op $what -> $field / $rule', async ({ op, body, field, rule }) => {
-      const call = request(app.server).post(`/courier/${op}`);
-      const res = await (body === undefined ? call : call.send(body as object));
-      const result = envelope(res, 400, 1);
-      expect(result.message).toContain(field);
-      expect((result.data as { errors: unknown[] }).errors).toEqual(
-        expect.arrayContaining([{ field, rule, message: expect.any(String) }]),
-      );
-    });
-
-    it.each(GET_OPERATIONS)('GET %s with a query parameter -> 400 naming it', async (op) => {
-      const res = await request(app.server).get(`/courier/${op}?page=2`);
-      const result = envelope(res, 400, 1);
-      expect(result.message).toContain('page');
-      expect((result.data as { errors: unknown[] }).errors).toEqual([expect.objectContaining({ field: 'page', rule: 'unknown_field' })]);
-    });
-
-    it.each([
-      ['a JSON array', '[{"orderId":"SO1"}]'],
-      ['a JSON string', '"SO1"'],
-      ['a JSON number', '42'],
-      ['JSON null', 'null'],
-    ])('%s as the body -> 400', async (_what, text) => {
-      const res = await request(app.server).post('/courier/cancel_order').set('content-type', 'application/json').send(text);
-      envelope(res, 400, 1);
     });
 
     it('a body sent as text/plain -> 415', async () => {
@@ -222,18 +276,6 @@ describe.each(ADAPTERS)('courier proxy on $name', (adapter) => {
       const result = envelope(res, 400, 1);
       expect(result.message).toMatch(/json/i);
       expectNothingInternal(res.text);
-    });
-  });
-
-  describe('forbidden caller fields (400, code 1)', () => {
-    it.each(FORBIDDEN)('%s in a POST body', async (field) => {
-      const res = await request(app.server).post('/courier/query_order_logs').send({ orderId: 'SO1', [field]: 'x' });
-      expect(envelope(res, 400, 1).message).toContain(field);
-    });
-
-    it.each(FORBIDDEN)('%s in a GET query', async (field) => {
-      const res = await request(app.server).get(`/courier/get_balance?${field}=x`);
-      expect(envelope(res, 400, 1).message).toContain(field);
     });
   });
 

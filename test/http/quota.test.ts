@@ -6,7 +6,7 @@
  */
 import { Redis } from 'ioredis';
 import type { Response } from 'supertest';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import connect from 'connect';
 import express from 'express';
 import Koa from 'koa';
@@ -508,8 +508,7 @@ describeRedis('quota over HTTP when the Redis store is cut (express)', () => {
 
   /** Until the proxied connection is up again (after a cut), so each test starts with a working store. */
   async function redisReady(): Promise<void> {
-    for (let i = 0; i < 200 && viaProxyClient.status !== 'ready'; i++) await new Promise((resolve) => setTimeout(resolve, 25));
-    expect(viaProxyClient.status).toBe('ready');
+    await vi.waitFor(() => expect(viaProxyClient.status).toBe('ready'), { timeout: 5_000, interval: 25 });
   }
 
   afterEach(async () => {
@@ -535,13 +534,9 @@ describeRedis('quota over HTTP when the Redis store is cut (express)', () => {
 
   const storeFor = (label: string): QuotaStore => createRedisQuotaStore({ client: viaProxyClient, prefix: `${prefix}_${label}` });
 
-  /** Polls get_quota (free) until the store answers again; bounded. */
+  /** Until get_quota (free) answers from the store again; at most 5 s. */
   async function waitForStore(host: QuotaHost, token: string): Promise<void> {
-    for (let i = 0; i < 200; i++) {
-      if ((await getQuota(host, token, PING)).status === 200) return;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    throw new Error('the quota store did not come back within 5 s');
+    await vi.waitFor(async () => expect((await getQuota(host, token, PING)).status).toBe(200), { timeout: 5_000, interval: 25 });
   }
 
   it("onStoreError 'closed': 503 code 1 while cut (never 500), the store is used again once it is back", async () => {

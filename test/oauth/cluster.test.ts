@@ -1,11 +1,12 @@
 /**
- * The Redis OAuth store on a Redis Cluster of three masters (test/support/redis-cluster.ts),
+ * The Redis OAuth store on the run's Redis Cluster of three masters (test/support/redis-cluster.ts),
  * through an ioredis Cluster: the conformance suite, and grants spread over every master, each
  * grant one key under its own hash tag, which is what lets its scripts work on a cluster.
  */
 import { expect, it } from 'vitest';
 import { createRedisOAuthStore } from '../../src/oauth/store/index.js';
-import { describeRedisCluster, scanKeys, useRedisCluster } from '../support/redis-cluster.js';
+import { scanKeys } from '../support/redis-cluster.js';
+import { describeRedisCluster, useRedisCluster } from '../support/redis-cluster-suite.js';
 import { uniqueName } from '../support/services.js';
 import { BASE_TIME, describeOAuthStoreConformance, issueGrant } from './store-conformance.js';
 
@@ -14,7 +15,7 @@ describeRedisCluster('Redis OAuthStore on a Redis Cluster of three masters', () 
 
   describeOAuthStoreConformance({
     name: 'Redis Cluster',
-    // A prefix of its own; the whole cluster goes away with this file.
+    // A prefix of its own; the whole cluster goes away with the run.
     create: async (now) => ({ store: createRedisOAuthStore({ client: redis.client, prefix: `${uniqueName('oauth')}:`, now }), cleanup: async () => {} }),
   });
 

@@ -2,11 +2,12 @@
  * The multi-process burst: BURST_PROCESSES copies of concurrency-worker.ts connect to one store,
  * say "ready", and on "go" each fires its calls at once (minute limit 100, day limit 1000, one
  * fixed instant), at one client or at many. Each answers a tally; together they must have admitted
- * exactly the limit per client, and the counters must read exactly the limit.
+ * exactly the limit per client, and the counters must read exactly the limit. The workers start
+ * once per test file (`useBurstWorkers`) and take its bursts one after another.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { expect } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { silentLogger } from '../../src/core/logger.js';
 import { createQuotaService, type QuotaStore } from '../../src/quota/index.js';
 import { uniqueName } from '../support/services.js';
@@ -16,7 +17,7 @@ export const BURST_PROCESSES = 4;
 export const BURST_LIMIT = 100;
 const NOW = Date.UTC(2026, 10, 21, 10, 0, 5); // one fixed instant for every process: one minute bucket
 const PATH = '/openapi/v1/orders';
-// Four tsx workers compile before they connect: generous, for a loaded CI machine.
+// Four tsx workers compile before they first connect: generous, for a loaded CI machine.
 const DEADLINE_MS = 60_000;
 
 export interface BurstShape {
@@ -30,6 +31,21 @@ export const BURSTS: readonly BurstShape[] = [
   { name: `one client, ${BURST_PROCESSES} processes x 400 calls`, clients: 1, calls: 400 },
   { name: `50 clients at once, ${BURST_PROCESSES} processes x 50 clients x 40 calls`, clients: 50, calls: 40 },
 ];
+
+/** The store the workers count in: a Redis server or Cluster under a key prefix, or a PostgreSQL schema. */
+export type BurstTarget =
+  | { kind: 'redis'; redisUrl?: string; clusterNodes?: string; prefix: string }
+  | { kind: 'postgres'; databaseUrl: string; schema: string };
+
+/** One burst, as a worker reads it (one JSON line). */
+export interface BurstJob {
+  target: BurstTarget;
+  now: number;
+  client: string;
+  clients: number;
+  path: string;
+  calls: number;
+}
 
 interface Tally {
   admitted: number;
@@ -45,7 +61,7 @@ export interface BurstResult {
   tallies: Tally[];
 }
 
-/** Reads the child's stdout line by line. */
+/** Reads the child's stdout line by line; once it has exited, every read fails with its stderr. */
 function lineReader(child: ChildProcessWithoutNullStreams): () => Promise<string> {
   let buffer = '';
   const lines: string[] = [];
@@ -89,37 +105,50 @@ async function withDeadline<T>(promise: Promise<T>, what: string): Promise<T> {
   }
 }
 
-/** Runs the burst with the store named in `env` (see concurrency-worker.ts); every worker is gone when it returns. */
-export async function burst(env: Record<string, string>, shape: BurstShape): Promise<BurstResult> {
-  const clientId = uniqueName('burst_client');
-  const children: ChildProcessWithoutNullStreams[] = [];
-  try {
-    const workers = Array.from({ length: BURST_PROCESSES }, () => {
-      const child = spawn(process.execPath, ['--import', 'tsx', WORKER], {
-        env: {
-          ...process.env,
-          ...env,
-          QUOTA_NOW: String(NOW),
-          QUOTA_CLIENT: clientId,
-          QUOTA_CLIENTS: String(shape.clients),
-          QUOTA_PATH: PATH,
-          QUOTA_CALLS: String(shape.calls),
-        },
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
-      children.push(child);
-      return { child, next: lineReader(child) };
-    });
-    // every process connected before any fires
-    const ready = await withDeadline(Promise.all(workers.map((w) => w.next())), 'starting the workers');
-    expect(ready).toEqual(Array(BURST_PROCESSES).fill('ready'));
-    for (const { child } of workers) child.stdin.write('go\n');
-    const results = await withDeadline(Promise.all(workers.map((w) => w.next())), 'the burst');
-    const clientIds = shape.clients > 1 ? Array.from({ length: shape.clients }, (_, i) => `${clientId}_${i}`) : [clientId];
-    return { shape, clientIds, tallies: results.map((line) => JSON.parse(line) as Tally) };
-  } finally {
-    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  }
+interface Worker {
+  child: ChildProcessWithoutNullStreams;
+  next: () => Promise<string>;
+}
+
+function startWorker(): Worker {
+  const child = spawn(process.execPath, ['--import', 'tsx', WORKER], { stdio: ['pipe', 'pipe', 'pipe'] });
+  return { child, next: lineReader(child) };
+}
+
+const running = (child: ChildProcessWithoutNullStreams) => child.exitCode === null && child.signalCode === null;
+
+export type Burst = (target: BurstTarget, shape: BurstShape) => Promise<BurstResult>;
+
+/**
+ * The burst of this test file: its BURST_PROCESSES workers start with the first burst and end
+ * after the file's last test (or at once when a burst fails, so the next one starts clean).
+ */
+export function useBurstWorkers(): Burst {
+  let workers: Worker[] = [];
+  const stop = () => {
+    for (const { child } of workers) if (running(child)) child.kill('SIGKILL');
+    workers = [];
+  };
+  afterAll(stop);
+
+  return async (target, shape) => {
+    if (workers.length === 0) workers = Array.from({ length: BURST_PROCESSES }, startWorker);
+    const client = uniqueName('burst_client');
+    const job: BurstJob = { target, now: NOW, client, clients: shape.clients, path: PATH, calls: shape.calls };
+    try {
+      for (const { child } of workers) child.stdin.write(`${JSON.stringify(job)}\n`);
+      // every process connected before any fires
+      const ready = await withDeadline(Promise.all(workers.map((w) => w.next())), 'connecting the workers');
+      expect(ready).toEqual(Array(BURST_PROCESSES).fill('ready'));
+      for (const { child } of workers) child.stdin.write('go\n');
+      const results = await withDeadline(Promise.all(workers.map((w) => w.next())), 'the burst');
+      const clientIds = shape.clients > 1 ? Array.from({ length: shape.clients }, (_, i) => `${client}_${i}`) : [client];
+      return { shape, clientIds, tallies: results.map((line) => JSON.parse(line) as Tally) };
+    } catch (error) {
+      stop();
+      throw error;
+    }
+  };
 }
 
 /** What get_quota reports afterwards, read through a fresh service on the same store. */

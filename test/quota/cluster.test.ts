@@ -1,5 +1,5 @@
 /**
- * The Redis quota store on a Redis Cluster of three masters (test/support/redis-cluster.ts),
+ * The Redis quota store on the run's Redis Cluster of three masters (test/support/redis-cluster.ts),
  * through an ioredis Cluster: the conformance suite, counters spread over every master with the
  * keys of one client and path on one, and four processes bursting at one client, or at 50,
  * admitting exactly the limit per client.
@@ -7,17 +7,19 @@
 import { expect, it } from 'vitest';
 import { silentLogger } from '../../src/core/logger.js';
 import { CONSUME_SCRIPT_SHA, createQuotaService, createRedisQuotaStore } from '../../src/quota/index.js';
-import { describeRedisCluster, scanKeys, useRedisCluster } from '../support/redis-cluster.js';
+import { scanKeys } from '../support/redis-cluster.js';
+import { clusterNodes, describeRedisCluster, useRedisCluster } from '../support/redis-cluster-suite.js';
 import { uniqueName } from '../support/services.js';
-import { BURST_LIMIT, BURSTS, burst, expectExactlyTheLimit } from './burst.js';
+import { BURST_LIMIT, BURSTS, expectExactlyTheLimit, useBurstWorkers } from './burst.js';
 import { describeQuotaStoreConformance } from './store-conformance.js';
 
 describeRedisCluster('redis quota store on a Redis Cluster of three masters', () => {
   const redis = useRedisCluster();
+  const burst = useBurstWorkers();
 
   describeQuotaStoreConformance({
     name: 'redis cluster',
-    // A prefix of its own per test; the whole cluster goes away with this file.
+    // A prefix of its own per test; the whole cluster goes away with the run.
     create: () => ({ store: createRedisQuotaStore({ client: redis.client, prefix: uniqueName('quota') }), teardown: async () => {} }),
   });
 
@@ -61,7 +63,7 @@ describeRedisCluster('redis quota store on a Redis Cluster of three masters', ()
   for (const shape of BURSTS) {
     it(`${shape.name}: each client admitted exactly ${BURST_LIMIT}, its counters read ${BURST_LIMIT}`, async () => {
       const prefix = uniqueName('quota_burst');
-      const result = await burst({ QUOTA_STORE: 'redis', REDIS_CLUSTER_NODES: redis.cluster.nodeList, QUOTA_PREFIX: prefix }, shape);
+      const result = await burst({ kind: 'redis', clusterNodes: clusterNodes!, prefix }, shape);
       await expectExactlyTheLimit(createRedisQuotaStore({ client: redis.client, prefix }), result);
     }, 150_000);
   }

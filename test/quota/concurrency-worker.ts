@@ -1,71 +1,57 @@
 /**
- * One of the processes of concurrency.test.ts. Connects, says "ready", waits for "go" on stdin,
- * fires QUOTA_CALLS consume calls per client at once (Promise.all) and prints one JSON line with
- * the tally: `{ admitted, rejected, unavailable, errors, admittedBy }`, `admittedBy` per client id.
+ * One of the processes of a burst (burst.ts), started once per test file and given one burst
+ * after another. For each burst it reads one JSON line on stdin (a `BurstJob`), connects to the
+ * store it names, says "ready", waits for "go", fires `calls` consume calls per client at once
+ * (Promise.all), prints one JSON line with the tally (`{ admitted, rejected, unavailable,
+ * errors, admittedBy }`, `admittedBy` per client id) and closes its connection. It exits when
+ * stdin ends.
  *
- * Environment: QUOTA_STORE (redis | postgres), REDIS_URL or DATABASE_URL, QUOTA_PREFIX (Redis)
- * or QUOTA_SCHEMA (PostgreSQL), QUOTA_NOW (fixed clock, ms), QUOTA_CLIENT, QUOTA_PATH, QUOTA_CALLS,
- * and optionally QUOTA_CLIENTS: with n > 1, the calls go to the n clients `<QUOTA_CLIENT>_0` ...
- * `<QUOTA_CLIENT>_<n-1>`, interleaved (QUOTA_CALLS each); default 1, QUOTA_CLIENT itself.
- * With REDIS_CLUSTER_NODES (`host:port,host:port,...`) the Redis store talks to that Redis
- * Cluster through an ioredis Cluster instead of REDIS_URL.
+ * With `clients` > 1 the calls go to the clients `<client>_0` ... `<client>_<n-1>`, interleaved;
+ * otherwise to `client` itself. A Redis job names a server (`redisUrl`) or the nodes of a Redis
+ * Cluster (`clusterNodes`, `host:port,host:port,...`), reached through an ioredis Cluster.
  */
 import { createInterface } from 'node:readline';
 import { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
 import { silentLogger } from '../../src/core/logger.js';
 import { createPostgresQuotaStore, createQuotaService, createRedisQuotaStore, type QuotaStore } from '../../src/quota/index.js';
+import type { BurstJob } from './burst.js';
 
-function env(name: string): string {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set`);
-  return value;
+async function connect(job: BurstJob): Promise<{ store: QuotaStore; close: () => Promise<unknown> }> {
+  const { target } = job;
+  if (target.kind === 'redis') {
+    const redis = target.clusterNodes
+      ? new Cluster(target.clusterNodes.split(','), { redisOptions: { maxRetriesPerRequest: 1 } })
+      : new Redis(target.redisUrl!, { maxRetriesPerRequest: 1 });
+    await redis.ping();
+    return { store: createRedisQuotaStore({ client: redis, prefix: target.prefix }), close: () => redis.quit() };
+  }
+  const pool = new pg.Pool({ connectionString: target.databaseUrl, max: 10 });
+  pool.on('error', () => {});
+  // open the pool's connections now, so the burst measures the quota and not connection set-up
+  await Promise.all(Array.from({ length: 10 }, () => pool.query('SELECT 1')));
+  return { store: createPostgresQuotaStore({ pool, schema: target.schema, cleanupIntervalMs: 0 }), close: () => pool.end() };
 }
 
-async function main(): Promise<void> {
-  const kind = env('QUOTA_STORE');
-  const now = Number(env('QUOTA_NOW'));
-  const clientId = env('QUOTA_CLIENT');
-  const apiPath = env('QUOTA_PATH');
-  const calls = Number(env('QUOTA_CALLS'));
-  const clients = Number(process.env.QUOTA_CLIENTS ?? '1');
-  const clientIds = clients > 1 ? Array.from({ length: clients }, (_, i) => `${clientId}_${i}`) : [clientId];
-  let store: QuotaStore;
-  let close: () => Promise<unknown>;
-  if (kind === 'redis') {
-    const clusterNodes = process.env.REDIS_CLUSTER_NODES;
-    const redis = clusterNodes
-      ? new Cluster(clusterNodes.split(','), { redisOptions: { maxRetriesPerRequest: 1 } })
-      : new Redis(env('REDIS_URL'), { maxRetriesPerRequest: 1 });
-    store = createRedisQuotaStore({ client: redis, prefix: env('QUOTA_PREFIX') });
-    await redis.ping();
-    close = () => redis.quit();
-  } else {
-    const pool = new pg.Pool({ connectionString: env('DATABASE_URL'), max: 10 });
-    pool.on('error', () => {});
-    store = createPostgresQuotaStore({ pool, schema: env('QUOTA_SCHEMA'), cleanupIntervalMs: 0 });
-    // open the pool's connections now, so the burst measures the quota and not connection set-up
-    await Promise.all(Array.from({ length: 10 }, () => pool.query('SELECT 1')));
-    close = () => pool.end();
-  }
+async function run(job: BurstJob, nextLine: () => Promise<string | undefined>): Promise<void> {
+  const clientIds = job.clients > 1 ? Array.from({ length: job.clients }, (_, i) => `${job.client}_${i}`) : [job.client];
+  const { store, close } = await connect(job);
   const quota = createQuotaService({
     store,
-    now: () => now,
+    now: () => job.now,
     logger: silentLogger,
     onStoreError: 'closed', // a failure must be visible, never turned into an admission
     storeTimeoutMs: 20_000,
-    rules: [{ scope: 'global', apiPath, minute: 100, day: 1000 }],
+    rules: [{ scope: 'global', apiPath: job.path, minute: 100, day: 1000 }],
   });
 
   process.stdout.write('ready\n');
-  const lines = createInterface({ input: process.stdin });
-  await new Promise<void>((resolve) => lines.once('line', () => resolve()));
-  lines.close();
+  if ((await nextLine()) !== 'go') throw new Error('expected "go"');
 
   const tally = { admitted: 0, rejected: 0, unavailable: 0, errors: [] as string[], admittedBy: {} as Record<string, number> };
   for (const id of clientIds) tally.admittedBy[id] = 0;
-  const fired = Array.from({ length: calls }, () => clientIds).flat();
-  const decisions = await Promise.allSettled(fired.map((id) => quota.consume(id, apiPath)));
+  const fired = Array.from({ length: job.calls }, () => clientIds).flat();
+  const decisions = await Promise.allSettled(fired.map((id) => quota.consume(id, job.path)));
   for (const [i, result] of decisions.entries()) {
     if (result.status === 'rejected') tally.errors.push(String(result.reason));
     else if (result.value.outcome === 'admitted') {
@@ -79,6 +65,15 @@ async function main(): Promise<void> {
   }
   await close();
   process.stdout.write(`${JSON.stringify(tally)}\n`);
+}
+
+async function main(): Promise<void> {
+  const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+  const nextLine = async () => {
+    const line = await lines.next();
+    return line.done ? undefined : line.value;
+  };
+  for (let line = await nextLine(); line !== undefined; line = await nextLine()) await run(JSON.parse(line) as BurstJob, nextLine);
 }
 
 main().then(

@@ -6,13 +6,17 @@
  *   reads exactly 100;
  * - 50 clients at once, 40 calls per client per process (160 per client): every client gets
  *   exactly 100, and each one's day counter reads exactly 100.
+ *
+ * The same four processes make every burst of this file, on Redis and on PostgreSQL.
  */
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, it } from 'vitest';
 import { createPostgresQuotaStore, createRedisQuotaStore } from '../../src/quota/index.js';
 import { databaseUrl, describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
-import { BURST_LIMIT, BURSTS, burst, expectExactlyTheLimit } from './burst.js';
+import { BURST_LIMIT, BURSTS, expectExactlyTheLimit, useBurstWorkers } from './burst.js';
+
+const burst = useBurstWorkers();
 
 describeRedis('quota under concurrency: Redis', () => {
   const prefix = uniqueName('quota_burst');
@@ -31,7 +35,7 @@ describeRedis('quota under concurrency: Redis', () => {
 
   for (const shape of BURSTS) {
     it(`${shape.name}: each client admitted exactly ${BURST_LIMIT}, its day counter reads ${BURST_LIMIT}`, async () => {
-      const result = await burst({ QUOTA_STORE: 'redis', REDIS_URL: redisUrl as string, QUOTA_PREFIX: prefix }, shape);
+      const result = await burst({ kind: 'redis', redisUrl: redisUrl as string, prefix }, shape);
       await expectExactlyTheLimit(createRedisQuotaStore({ client: redis as Redis, prefix }), result);
     }, 150_000);
   }
@@ -51,7 +55,7 @@ describePostgres('quota under concurrency: PostgreSQL', () => {
     it(`${shape.name}: each client admitted exactly ${BURST_LIMIT}, its day counter reads ${BURST_LIMIT}, without deadlocks`, async () => {
       const store = createPostgresQuotaStore({ pool: pool as pg.Pool, schema });
       await store.migrate();
-      const result = await burst({ QUOTA_STORE: 'postgres', DATABASE_URL: databaseUrl as string, QUOTA_SCHEMA: schema }, shape);
+      const result = await burst({ kind: 'postgres', databaseUrl: databaseUrl as string, schema }, shape);
       await expectExactlyTheLimit(store, result);
     }, 150_000);
   }

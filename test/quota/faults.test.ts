@@ -8,7 +8,7 @@
  */
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import type { LogFields, Logger } from '../../src/core/logger.js';
 import {
   createPostgresQuotaStore,
@@ -53,13 +53,9 @@ async function used(store: QuotaStore, clientId: string): Promise<number[]> {
   return inspection.report.periods.map((p) => p.used);
 }
 
-/** Polls get_quota (which charges nothing) until the store answers again; bounded. */
+/** Until get_quota (which charges nothing) answers from the store again; at most 5 s. */
 async function waitForStore(quota: QuotaService): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if ((await quota.inspect('probe', PATH)).outcome === 'ok') return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error('the store did not come back within 5 s');
+  await vi.waitFor(async () => expect((await quota.inspect('probe', PATH)).outcome).toBe('ok'), { timeout: 5_000, interval: 25 });
 }
 
 function describeFaults(name: string, suite: (name: string, body: () => void) => void, setup: () => Promise<Setup>): void {

@@ -1,13 +1,16 @@
 /**
- * A private Redis Cluster for the store tests: three masters started from the `redis-server`
- * binary on free ports of 127.0.0.1, no replicas, nothing persisted (`--save '' --appendonly no`),
- * node files in a temporary directory. The slots are assigned and the nodes introduced with
- * CLUSTER ADDSLOTS / CLUSTER MEET, then every node is asked until it reports `cluster_state:ok`.
- * `stop()` ends every process and removes the directory; a test worker that exits without
- * running its hooks still kills the processes.
+ * A private Redis Cluster for the store tests, one per test run: this module is the global setup
+ * of the `cluster` project (vitest.config.ts), and hands the nodes to its test files with
+ * `provide` (read them with test/support/redis-cluster-suite.ts). Three masters started from the
+ * `redis-server` binary on free ports of 127.0.0.1, no replicas, nothing persisted (`--save ''
+ * --appendonly no`), node files in a temporary directory. The slots are assigned and the nodes
+ * introduced with CLUSTER ADDSLOTS / CLUSTER MEET, then every node is asked until it reports
+ * `cluster_state:ok`. `stop()` ends every process and removes the directory; a run that exits
+ * without its teardown still kills the processes.
  *
  * The gate follows test/support/services.ts: with REDIS_URL set (CI) or REQUIRE_SERVICES=1 a
- * missing binary fails the run; otherwise the suite is skipped with a visible message.
+ * missing binary fails the run; otherwise nothing starts and the suites are skipped with a
+ * visible message.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
@@ -16,8 +19,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { Cluster, Redis, type ClusterOptions } from 'ioredis';
-import { afterAll, beforeAll, describe } from 'vitest';
+import { Redis } from 'ioredis';
+import type { TestProject } from 'vitest/node';
 
 const SLOTS = 16_384;
 const MASTERS = 3;
@@ -36,32 +39,10 @@ function findRedisServer(): string | undefined {
 
 const redisServer = findRedisServer();
 
-function describeWithRedisServer() {
-  if (redisServer) return describe;
-  if (process.env.REDIS_URL || process.env.REQUIRE_SERVICES === '1') {
-    throw new Error('no redis-server binary on PATH (or REDIS_SERVER_PATH) but REDIS_URL is set: the Redis Cluster tests must run (apt-get install redis-server)');
-  }
-  console.warn('\n  [skipped] Redis Cluster tests: install redis-server (or set REDIS_SERVER_PATH) to run them against a local cluster\n');
-  return describe.skip;
-}
-
-/** `describe` when a `redis-server` binary is there, a visibly announced skip otherwise. */
-export const describeRedisCluster = describeWithRedisServer();
-
-export interface ClusterNode {
-  host: string;
-  port: number;
-}
-
 export interface RedisCluster {
-  readonly nodes: readonly ClusterNode[];
   /** `host:port,host:port,...`, as REDIS_CLUSTER_NODES takes them. */
   readonly nodeList: string;
-  /** How long the start took, in ms (processes, slots, handshake, `cluster_state:ok` everywhere). */
-  readonly startedInMs: number;
-  /** A new ioredis Cluster on these nodes, connected; closed by `stop()` unless closed before. */
-  client(options?: ClusterOptions): Promise<Cluster>;
-  /** Closes the clients, ends every node and removes the directory. */
+  /** Ends every node and removes the directory. */
   stop(): Promise<void>;
 }
 
@@ -177,22 +158,18 @@ async function until(deadline: number, what: string, check: () => Promise<boolea
 
 /** Starts the cluster within `timeoutMs`; on any failure stops what it started before rethrowing. */
 export async function startRedisCluster(timeoutMs = 20_000): Promise<RedisCluster> {
-  if (!redisServer) throw new Error('no redis-server binary: gate the suite with describeRedisCluster');
-  const started = performance.now();
+  if (!redisServer) throw new Error('no redis-server binary on PATH (or REDIS_SERVER_PATH)');
   const deadline = Date.now() + timeoutMs;
   const dir = await mkdtemp(join(tmpdir(), 'cp-redis-cluster-'));
   const spawned = new Set<NodeProcess>();
   let processes: NodeProcess[] = [];
   const admins: Redis[] = [];
-  const clients = new Set<Cluster>();
   const killAll = () => {
     for (const node of spawned) node.child.kill('SIGKILL');
   };
   process.once('exit', killAll);
 
   const stop = async () => {
-    await Promise.all([...clients].map((client) => (client.status === 'end' ? undefined : client.quit().catch(() => client.disconnect()))));
-    clients.clear();
     for (const admin of admins) admin.disconnect();
     await Promise.all([...spawned].map(stopNode));
     process.removeListener('exit', killAll);
@@ -227,45 +204,23 @@ export async function startRedisCluster(timeoutMs = 20_000): Promise<RedisCluste
     throw new Error(`${(error as Error).message}\n${output}`, { cause: error });
   }
 
-  const nodes = processes.map(({ port }) => ({ host: '127.0.0.1', port }));
-  return {
-    nodes,
-    nodeList: nodes.map(({ host, port }) => `${host}:${port}`).join(','),
-    startedInMs: Math.round(performance.now() - started),
-    async client(options: ClusterOptions = {}) {
-      const client = new Cluster(nodes, { ...options, lazyConnect: true });
-      clients.add(client);
-      await client.connect();
-      return client;
-    },
-    stop,
-  };
+  return { nodeList: processes.map(({ port }) => `127.0.0.1:${port}`).join(','), stop };
 }
 
 /**
- * A cluster for the suite it is called in: started before its tests, stopped after, with one
- * connected ioredis Cluster. Read `cluster` and `client` inside tests and hooks only.
+ * The global setup: starts the cluster and provides its nodes as `redisClusterNodes`; the
+ * returned teardown stops it after the last test file of the run.
  */
-export function useRedisCluster(): { readonly cluster: RedisCluster; readonly client: Cluster } {
-  let cluster: RedisCluster | undefined;
-  let client: Cluster | undefined;
-  beforeAll(async () => {
-    cluster = await startRedisCluster();
-    client = await cluster.client({ redisOptions: { maxRetriesPerRequest: 1 } });
-  });
-  afterAll(() => cluster?.stop());
-  const started = <T>(value: T | undefined): T => {
-    if (value === undefined) throw new Error('the Redis Cluster is not started yet: use it inside tests and hooks');
-    return value;
-  };
-  return {
-    get cluster() {
-      return started(cluster);
-    },
-    get client() {
-      return started(client);
-    },
-  };
+export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
+  if (!redisServer) {
+    if (process.env.REDIS_URL || process.env.REQUIRE_SERVICES === '1') {
+      throw new Error('no redis-server binary on PATH (or REDIS_SERVER_PATH) but REDIS_URL is set: the Redis Cluster tests must run (apt-get install redis-server)');
+    }
+    return undefined;
+  }
+  const cluster = await startRedisCluster();
+  project.provide('redisClusterNodes', cluster.nodeList);
+  return () => cluster.stop();
 }
 
 /** Every key of one node matching a pattern, with SCAN (KEYS would block the node). */

@@ -8,14 +8,18 @@ import { ADAPTER_NAMES, closeHosts, errorDescriptionsSeen, RFC6749_DESCRIPTION, 
 afterEach(closeHosts);
 
 describe.each(ADAPTER_NAMES)('userinfo on %s', (adapter) => {
-  it('RFC 6750 3.1: without a token the answer is 401 with WWW-Authenticate: Bearer and no error code in the header', async () => {
+  it('RFC 6750 3.1: without a token (no Authorization, or another scheme) the answer is 401 with WWW-Authenticate: Bearer and no error code in the header', async () => {
     const host = await startHost(adapter);
-    const res = await host.get('/oauth/userinfo');
-    expect(res.status).toBe(401);
-    const challenge = res.headers['www-authenticate'] as string;
-    expect(challenge).toMatch(/^Bearer\b/);
-    expect(challenge).not.toMatch(/error=/);
-    expect(res.headers['cache-control']).toBe('no-store');
+    for (const headers of [{}, { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }]) {
+      const res = await host.get('/oauth/userinfo', undefined, headers);
+      expect(res.status).toBe(401);
+      const challenge = res.headers['www-authenticate'] as string;
+      expect(challenge).toMatch(/^Bearer\b/);
+      expect(challenge).not.toMatch(/error=/);
+      expect(res.headers['cache-control']).toBe('no-store');
+    }
+    // A Bearer header without a well-formed token is a token that is not valid.
+    expect((await host.get('/oauth/userinfo', undefined, { authorization: 'Bearer ###' })).headers['www-authenticate']).toMatch(/error="invalid_token"/);
   });
 
   it('RFC 6750 3.1: an unknown token is 401 invalid_token', async () => {

@@ -187,6 +187,10 @@ async function authorize(request: PlatformRequest, context: OAuthContext): Promi
   const redirectUri = p.redirect_uri;
 
   try {
+    // OIDC Core 6.1, 6.2: request objects are not supported (discovery says so). Refused, never
+    // ignored: their claims could differ from the plain parameters, and no code may answer them.
+    if (p.request !== undefined) throw new OAuthProtocolError('request_not_supported', 'the request parameter is not supported: send the authorization parameters themselves');
+    if (p.request_uri !== undefined) throw new OAuthProtocolError('request_uri_not_supported', 'the request_uri parameter is not supported: send the authorization parameters themselves');
     if (!p.response_type) throw new OAuthProtocolError('invalid_request', 'response_type is required');
     if (p.response_type !== 'code') throw new OAuthProtocolError('unsupported_response_type', 'only response_type=code is supported');
     if (!client.grants.includes('authorization_code')) throw new OAuthProtocolError('unauthorized_client', 'this client may not use the authorization code flow');

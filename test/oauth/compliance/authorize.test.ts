@@ -102,6 +102,27 @@ describe.each(ADAPTER_NAMES)('authorization endpoint on %s', (adapter) => {
       expect(callback.get('access_token')).toBeNull();
     });
 
+    it('OIDC Core 6.1 / 6.2: request and request_uri are refused with request_not_supported / request_uri_not_supported, state and iss, never a code', async () => {
+      const host = await startHost(adapter);
+      // A user who approved before: without the refusal, the answer would be a code.
+      await host.code({}, ALICE);
+      const requestObject = 'eyJhbGciOiJub25lIn0.eyJzY29wZSI6Im9wZW5pZCBlbWFpbCJ9.';
+      for (const [param, value, error] of [
+        ['request', requestObject, 'request_not_supported'],
+        ['request_uri', 'https://rp.example/request.jwt', 'request_uri_not_supported'],
+      ] as const) {
+        for (const res of [await host.authorize({ [param]: value, state: `st-${param}` }, ALICE), await host.postForm('/oauth/authorize', authorizeQuery({ [param]: value, state: `st-${param}` }), {}, ALICE)]) {
+          const callback = callbackOf(res);
+          expect(callback.get('error')).toBe(error);
+          expect(callback.get('state')).toBe(`st-${param}`);
+          expect(callback.get('iss')).toBe(host.issuer);
+          expect(callback.get('code')).toBeNull();
+        }
+      }
+      // Before the client and its redirect_uri are trusted, the error page as ever (RFC 6749 4.1.2.1).
+      expectErrorPage(await host.authorize({ request: requestObject, redirect_uri: 'https://evil.example/cb' }, ALICE));
+    });
+
     it('RFC 6749 4.1.2.1: a missing response_type redirects with invalid_request', async () => {
       const host = await startHost(adapter);
       const callback = callbackOf(await host.authorize({ response_type: undefined, state: 's1' }, ALICE));

@@ -10,7 +10,7 @@ afterEach(closeHosts);
 describe.each(ADAPTER_NAMES)('userinfo on %s', (adapter) => {
   it('RFC 6750 3.1: without a token (no Authorization, or another scheme) the answer is 401 with WWW-Authenticate: Bearer and no error code in the header', async () => {
     const host = await startHost(adapter);
-    for (const headers of [{}, { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }]) {
+    for (const headers of [{}, { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }] as Record<string, string>[]) {
       const res = await host.get('/oauth/userinfo', undefined, headers);
       expect(res.status).toBe(401);
       const challenge = res.headers['www-authenticate'] as string;

@@ -4,7 +4,7 @@
  * asked for, when, for which request, and for which browser. The browser is named by a cookie set
  * with the marker (HttpOnly, SameSite=Lax, only for the authorize path), whose digest the marker
  * holds: a return address fetched by someone else and handed to a victim whose browser holds an
- * older session vouches for nothing there (docs/oauth.md#login-and-consent).
+ * older session vouches for nothing there (docs/oauth.md#how-a-sign-in-goes).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { header, type PlatformRequest, type PlatformResponse } from '../core/http.js';

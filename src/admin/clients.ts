@@ -143,7 +143,10 @@ export function clientRoutes(basePath: string, access: AdminAccessCheck, deps: C
       },
       async handle(request, { id }) {
         const input = parseWith(change, await body(request));
-        const client = checked({ ...(await writable(id!)), ...input });
+        const before = await writable(id!);
+        // Resumed: what was issued before, or during the suspension, stays dead (docs/operator.md#applications).
+        const resumed = before.status === 'suspended' && input.status === 'active' ? { tokensValidAfter: deps.now() } : {};
+        const client = checked({ ...before, ...input, ...resumed });
         await saved(client, Object.keys(input).join(',') || 'nothing');
         return ok(view(client, configuredIds));
       },

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { readBody } from '../core/body.js';
 import type { PlatformRequest, PlatformResponse } from '../core/http.js';
@@ -10,12 +10,12 @@ import { OAuthProtocolError } from './errors.js';
 import type { OAuthUser } from './options.js';
 import { consentPage, errorPage } from './pages.js';
 import { afterPost, redirectError } from './redirect.js';
+import { loginAskedAt, loginRedirect } from './login-marker.js';
 import { seal, unseal } from './signed-payload.js';
 import type { OAuthClientRecord } from './store/types.js';
 
 const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
 const TRANSACTION_SECONDS = 600;
-const LOGIN_MARKER = 'cp_login';
 const PKCE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
 type Params = Record<string, string>;
@@ -121,42 +121,6 @@ function parseMaxAge(value: string | undefined): number | undefined {
   return Number(value);
 }
 
-/**
- * What the return to /authorize after the host's login page carries: when the platform asked for
- * the login, for which request (a digest of its parameters), once. Moved to another request, or
- * used twice, it vouches for nothing. The login itself is checked against the host's auth_time.
- */
-interface LoginMarker {
-  at: number;
-  client: string;
-  request: string;
-  id: string;
-}
-
-/** The request's parameters but the marker. */
-function requestDigest(params: Params): string {
-  const entries = Object.entries(params)
-    .filter(([key]) => key !== LOGIN_MARKER)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return createHash('sha256').update(JSON.stringify(entries)).digest('base64url');
-}
-
-/**
- * Where the host's login page sends the user back: the same request (prompt=login and max_age
- * included, so dropping the marker asks again), with a marker saying a login was asked for.
- */
-function loginRedirect(context: OAuthContext, issuer: string, params: Params): PlatformResponse {
-  const back = new URL(`${issuer}/authorize`);
-  for (const [key, value] of Object.entries(params)) if (key !== LOGIN_MARKER) back.searchParams.set(key, value);
-  const at = nowSeconds(context);
-  const marker: LoginMarker = { at, client: params.client_id!, request: requestDigest(params), id: randomBytes(12).toString('base64url') };
-  back.searchParams.set(LOGIN_MARKER, seal(context.secret(), 'login', marker, at + TRANSACTION_SECONDS));
-  const login = new URL(context.loginUrl, issuer);
-  login.searchParams.set('return_to', back.toString());
-  const location = context.loginUrl.startsWith('/') ? `${login.pathname}${login.search}` : login.toString();
-  return { status: 302, headers: { location, 'cache-control': 'no-store' }, body: '' };
-}
-
 interface Transaction extends AuthorizationRequest {
   sub: string;
   authTime: number;
@@ -187,6 +151,10 @@ async function authorize(request: PlatformRequest, context: OAuthContext): Promi
   const redirectUri = p.redirect_uri;
 
   try {
+    // OIDC Core 6.1, 6.2: request objects are not supported (discovery says so). Refused, never
+    // ignored: their claims could differ from the plain parameters, and no code may answer them.
+    if (p.request !== undefined) throw new OAuthProtocolError('request_not_supported', 'the request parameter is not supported: send the authorization parameters themselves');
+    if (p.request_uri !== undefined) throw new OAuthProtocolError('request_uri_not_supported', 'the request_uri parameter is not supported: send the authorization parameters themselves');
     if (!p.response_type) throw new OAuthProtocolError('invalid_request', 'response_type is required');
     if (p.response_type !== 'code') throw new OAuthProtocolError('unsupported_response_type', 'only response_type=code is supported');
     if (!client.grants.includes('authorization_code')) throw new OAuthProtocolError('unauthorized_client', 'this client may not use the authorization code flow');
@@ -202,9 +170,8 @@ async function authorize(request: PlatformRequest, context: OAuthContext): Promi
     if (codeChallenge) authorization.codeChallenge = codeChallenge;
 
     const now = nowSeconds(context);
-    const marker = unseal<LoginMarker>(context.secret(), 'login', p[LOGIN_MARKER], now);
-    const markerFits = marker !== undefined && marker.client === client.id && marker.request === requestDigest(p);
-    const loggedInAgain = markerFits && (await context.store.useOnce(`login:${marker.id}`, (marker.at + TRANSACTION_SECONDS) * 1000));
+    const loginAsked = await loginAskedAt(context, request, p);
+    const loggedInAgain = loginAsked !== undefined;
     const user = await context.authenticate(request);
 
     const mustLogIn =
@@ -213,12 +180,12 @@ async function authorize(request: PlatformRequest, context: OAuthContext): Promi
       (maxAge !== undefined && !loggedInAgain && (user.auth_time === undefined || now - user.auth_time > maxAge));
     if (mustLogIn) {
       if (prompt.has('none')) throw new OAuthProtocolError('login_required', 'the user is not signed in');
-      return loginRedirect(context, issuer, p);
+      return loginRedirect(context, request, issuer, p);
     }
-    if (loggedInAgain && user.auth_time !== undefined && user.auth_time < marker.at) {
+    if (loggedInAgain && user.auth_time !== undefined && user.auth_time < loginAsked) {
       throw new OAuthProtocolError('login_required', 'the user was asked to sign in again but did not');
     }
-    const authTime = user.auth_time ?? (loggedInAgain ? marker.at : now);
+    const authTime = user.auth_time ?? loginAsked ?? now;
 
     const remembered = await context.store.getConsent(user.sub, client.id);
     const covered = remembered !== undefined && scope.every((s) => remembered.includes(s));

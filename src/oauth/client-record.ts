@@ -71,6 +71,7 @@ export const clientRecordSchema = z
     status: z.enum(['active', 'suspended']).optional(),
     previousSecretHash: secretHash.optional(),
     previousSecretValidUntil: z.number().int().nonnegative().optional(),
+    tokensValidAfter: z.number().int().nonnegative().optional(),
   })
   .superRefine(clientCredentialsNeedSecret);
 
@@ -103,6 +104,15 @@ export type ClientConfig = z.output<typeof clientConfigSchema>;
  */
 export function checkClientRecord(record: unknown): OAuthClientRecord {
   return parseConfig(clientRecordSchema, record, 'invalid_client_record');
+}
+
+/**
+ * The part of a grant's scope the client may still use: an application whose scopes were
+ * narrowed gets, and is served, no more than it has now (RFC 6749 6 allows a narrower scope,
+ * never a wider one; docs/oauth.md#tokens).
+ */
+export function allowedScope(scope: readonly string[], client: Pick<OAuthClientRecord, 'scopes'>): string[] {
+  return scope.filter((s) => client.scopes.includes(s));
 }
 
 /** The stored record of a configured client, once its secret (if any) is hashed. */

@@ -1,30 +1,62 @@
 /**
- * A suspended or deleted client stops at once (docs/operator.md): its client authentication
- * fails and its access tokens no longer verify anywhere (the guard, userinfo, introspection).
+ * What a client's record decides about its codes and tokens, wherever one is accepted (the
+ * guard, userinfo, introspection, the token endpoint; docs/operator.md#applications):
+ * - a suspended or deleted client's tokens stop at once, and its client authentication fails;
+ * - a token issued before the client's `tokensValidAfter` (its last resume) never works again;
+ * - a token's scope is cut to the scopes the client has now (docs/oauth.md#tokens).
  * Each process keeps the client records it read for a few seconds, so neither a guarded call nor
  * a token request pays a store round trip for its client; the process that made a change forgets
  * at once, the others within `STATUS_TTL_MS`.
  */
 import type { Clock } from '../core/clock.js';
 import { deepFreeze } from '../core/deep-freeze.js';
-import type { AccessTokenRecord, OAuthClientRecord, OAuthStore } from './store/types.js';
+import type { MaybePromise } from '../core/maybe-promise.js';
+import { allowedScope } from './client-record.js';
+import type { ResolvedLifetimes } from './context.js';
+import type { OAuthClientRecord, OAuthStore } from './store/types.js';
 
 export const STATUS_TTL_MS = 5_000;
 const MAX_ENTRIES = 10_000;
 
 export const isActive = (client: OAuthClientRecord | undefined): client is OAuthClientRecord => client !== undefined && client.status !== 'suspended';
 
+/** What the client's record is asked about a code or token. */
+interface Issued {
+  clientId: string;
+  scope: string[];
+  /** Ms since the epoch. */
+  expiresAt: number;
+}
+
+/**
+ * The token as `client` lets it be served now, or undefined. A token's issue time is its expiry
+ * less the lifetime of its kind, so every kind (codes and refresh tokens too) is judged alike.
+ */
+export function servedToken<T extends Issued>(token: T, client: OAuthClientRecord | undefined, lifetimeMs: number): T | undefined {
+  if (!isActive(client)) return undefined;
+  if (client.tokensValidAfter !== undefined && token.expiresAt - lifetimeMs < client.tokensValidAfter) return undefined;
+  // The guard's hot path: the token itself, unless a scope has to go.
+  return token.scope.every((s) => client.scopes.includes(s)) ? token : { ...token, scope: allowedScope(token.scope, client) };
+}
+
 export interface ClientStatus {
-  /** What this process knows now: `undefined` when it must ask the store. */
-  cached(clientId: string): boolean | undefined;
-  active(clientId: string): Promise<boolean>;
   /** The client's record (frozen), or undefined for an unknown client: from the store at most every `STATUS_TTL_MS`. */
   record(clientId: string): Promise<OAuthClientRecord | undefined>;
+  /** `servedToken` with the token's client: at once while this process knows the client's record. */
+  serve<T extends Issued>(token: T, lifetimeMs: number): MaybePromise<T | undefined>;
   /** After a change made here: the next check asks the store. */
   forget(clientId: string): void;
 }
 
-export function clientStatusCache(getClient: (clientId: string) => Promise<OAuthClientRecord | undefined>, now: Clock): ClientStatus {
+/**
+ * `pinned`: records that cannot change while the process runs (the configured clients, secrets
+ * aside), answered at once so the memory store's guard stays synchronous for them.
+ */
+export function clientStatusCache(
+  getClient: (clientId: string) => Promise<OAuthClientRecord | undefined>,
+  now: Clock,
+  pinned: ReadonlyMap<string, OAuthClientRecord> = new Map(),
+): ClientStatus {
   const known = new Map<string, { client: OAuthClientRecord | undefined; until: number }>();
   const entry = (clientId: string) => {
     const hit = known.get(clientId);
@@ -43,24 +75,27 @@ export function clientStatusCache(getClient: (clientId: string) => Promise<OAuth
     return client;
   };
   return {
-    cached: (clientId) => {
-      const hit = entry(clientId);
-      return hit && isActive(hit.client);
-    },
-    active: async (clientId) => isActive(await record(clientId)),
     record,
+    serve: (token, lifetimeMs) => {
+      const hit = pinned.has(token.clientId) ? { client: pinned.get(token.clientId) } : entry(token.clientId);
+      if (hit) return servedToken(token, hit.client, lifetimeMs);
+      return record(token.clientId).then((client) => servedToken(token, client, lifetimeMs));
+    },
     forget: (clientId) => known.delete(clientId),
   };
 }
 
-export function gateByClientStatus(store: OAuthStore, status: ClientStatus): OAuthStore {
-  const ofActive = async (record: AccessTokenRecord | undefined) => (record && (await status.active(record.clientId)) ? record : undefined);
+/** The store as the endpoints see it: clients that may act, and codes and tokens as their clients let them be served. */
+export function gateByClientStatus(store: OAuthStore, status: ClientStatus, lifetimes: ResolvedLifetimes): OAuthStore {
+  const served = <T extends Issued>(token: T | undefined, lifetimeSeconds: number) => token && status.serve(token, lifetimeSeconds * 1000);
   const overrides: Partial<OAuthStore> = {
     getClient: async (clientId) => {
       const client = await status.record(clientId);
       return isActive(client) ? client : undefined;
     },
-    findAccessToken: async (ref) => ofActive(await store.findAccessToken(ref)),
+    findCode: async (ref) => served(await store.findCode(ref), lifetimes.code),
+    findAccessToken: async (ref) => served(await store.findAccessToken(ref), lifetimes.accessToken),
+    findRefreshToken: async (ref) => served(await store.findRefreshToken(ref), lifetimes.refreshToken),
     // Only the answer that needs no store call stays synchronous: see verifyAccessToken.
     findAccessTokenSync: undefined,
   };

@@ -20,6 +20,8 @@ export const OAUTH_ERROR_CODES = [
   'access_denied',
   'login_required',
   'consent_required',
+  'request_not_supported',
+  'request_uri_not_supported',
   'invalid_token',
   'insufficient_scope',
   'server_error',

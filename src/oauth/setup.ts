@@ -3,7 +3,7 @@ import type { Clock } from '../core/clock.js';
 import { HostCallbackError, PlatformError } from '../core/errors.js';
 import type { PlatformRequest, PlatformResponse } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
-import type { MaybePromise } from '../core/maybe-promise.js';
+import { isThenable, type MaybePromise } from '../core/maybe-promise.js';
 import { isPlainObject } from '../core/plain-object.js';
 import type { RouteDoc } from '../core/route-doc.js';
 import type { Namespace, Route } from '../core/router.js';
@@ -15,6 +15,7 @@ import { createSecretVerifier } from './client-secret.js';
 import { issuerFor, type OAuthContext } from './context.js';
 import { discoveryDoc, handleDiscovery, handleJwks, jwksDoc } from './discovery.js';
 import type { EmitEvent } from './events.js';
+import { clientRecordOf } from './client-record.js';
 import { clientStatusCache, gateByClientStatus } from './client-status.js';
 import { withConfiguredClients } from './configured-clients.js';
 import { browserErrorResponse, formatPlatformErrorAsOAuth } from './errors.js';
@@ -180,7 +181,9 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
   const started = startup(options, logger, () => guarded.getClient('courier-platform-start'));
   const configuredIds = new Set(options.clients.map((client) => client.id));
   const store = withConfiguredClients(guarded, configuredIds, started.clients);
-  const clientStatus = clientStatusCache((clientId) => store.getClient(clientId), shared.now);
+  // The configured clients' records but their secrets: what their tokens are served as, known at once.
+  const pinned = new Map(options.clients.map((client) => [client.id, clientRecordOf(client, undefined)]));
+  const clientStatus = clientStatusCache((clientId) => store.getClient(clientId), shared.now, pinned);
   if (options.signingKeys.length === 0) {
     logger.warn({}, 'oauth.signingKeys is not set: generating a signing key; id_tokens will not verify after a restart and other processes cannot share it');
   }
@@ -190,7 +193,7 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
   if (!options.authenticate) logger.warn({}, 'oauth.authenticate is not set: no user can sign in; pass a function that returns the signed-in user');
 
   const context: OAuthContext = {
-    store: gateByClientStatus(store, clientStatus),
+    store: gateByClientStatus(store, clientStatus, lifetimes),
     get ready() {
       return started.ensure();
     },
@@ -283,10 +286,10 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
       // In-process store: synchronous while this client's status is known (see client-status.ts).
       const record = store.findAccessTokenSync(ref);
       if (!record) return undefined;
-      if (store.clientStatusSync) return store.clientStatusSync(record.clientId) === 'active' ? identityOf(record) : undefined;
-      const known = clientStatus.cached(record.clientId);
-      if (known !== undefined) return known ? identityOf(record) : undefined;
-      return clientStatus.active(record.clientId).then((active) => (active ? identityOf(record) : undefined));
+      // A suspension through the store itself shows at once.
+      if (store.clientStatusSync && store.clientStatusSync(record.clientId) !== 'active') return undefined;
+      const served = clientStatus.serve(record, lifetimes.accessToken * 1000);
+      return isThenable(served) ? served.then(identityOf) : identityOf(served);
     },
     clients: {
       store,

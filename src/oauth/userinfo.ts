@@ -7,10 +7,13 @@ import { oauthErrorDoc, safeDescription } from './errors.js';
 import type { AccessTokenRecord } from './store/types.js';
 import { parseToken } from './token-format.js';
 
-/** The Bearer token of the request (RFC 6750 2.1), or undefined when none was sent. */
+/**
+ * The Bearer token of the request (RFC 6750 2.1): undefined when the request has no Bearer
+ * credentials at all (no Authorization header, or another scheme), `''` when they are malformed.
+ */
 export function bearerToken(request: PlatformRequest): string | undefined {
   const value = header(request, 'authorization');
-  if (!value) return undefined;
+  if (!value || !/^Bearer(?: |$)/i.test(value)) return undefined;
   const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(value);
   return match ? match[1] : '';
 }
@@ -49,7 +52,7 @@ export function userinfoDoc(method: 'GET' | 'POST'): RouteDoc {
 /** GET and POST /oauth/userinfo (OIDC Core 5.3). */
 export async function handleUserinfo(request: PlatformRequest, context: OAuthContext): Promise<PlatformResponse> {
   const token = bearerToken(request);
-  // RFC 6750 3.1: a request without credentials gets the challenge but no error code.
+  // RFC 6750 3.1: a request without Bearer credentials gets the challenge but no error code.
   if (token === undefined) return bearerError(401, undefined, 'send the access token as Authorization: Bearer <token>');
   const record = await findAccessToken(context, token);
   if (!record) return bearerError(401, 'invalid_token', 'the access token is invalid, expired or revoked');

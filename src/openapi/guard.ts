@@ -24,15 +24,23 @@ export type GuardVerdict =
   | { pass: true; headers: Record<string, string>; identity: QuotaIdentity }
   | { pass: false; response: PlatformResponse };
 
-const INVALID_TOKEN = 'Bearer realm="openapi", error="invalid_token"';
-
-function unauthorized(): UnauthorizedError {
-  return new UnauthorizedError('A valid Bearer access token is required (Authorization: Bearer <token>)', INVALID_TOKEN);
+/**
+ * RFC 6750 3.1: a request without Bearer credentials gets the challenge alone; one whose token is
+ * malformed, unknown, expired or revoked gets `invalid_token` (docs/errors.md).
+ */
+function unauthorized(tokenSent: boolean): UnauthorizedError {
+  const challenge = tokenSent ? 'Bearer realm="openapi", error="invalid_token"' : 'Bearer realm="openapi"';
+  return new UnauthorizedError('A valid Bearer access token is required (Authorization: Bearer <token>)', challenge);
 }
 
-/** The caller of a valid Bearer token; undefined without one. At once when the check answers at once. */
-function identityOf(request: PlatformRequest, verify: TokenVerifier): MaybePromise<QuotaIdentity | undefined> {
+/** A request without Bearer credentials (a host's check may answer `null` for a bad token). */
+const NO_CREDENTIALS = Symbol('no credentials');
+type Caller = QuotaIdentity | undefined | typeof NO_CREDENTIALS;
+
+/** Who is calling, undefined for a token that is not valid. At once when the check answers at once. */
+function identityOf(request: PlatformRequest, verify: TokenVerifier): MaybePromise<Caller> {
   const token = bearerToken(request);
+  if (token === undefined) return NO_CREDENTIALS;
   return token ? verify(token) : undefined;
 }
 
@@ -67,8 +75,8 @@ function verdictOf(decision: QuotaDecision, identity: QuotaIdentity, endpoint: E
   return verdict.pass ? { pass: true, headers: verdict.headers, identity } : verdict;
 }
 
-function charge(identity: QuotaIdentity | undefined, quota: QuotaService, endpoint: Endpoint, telemetry: Telemetry): MaybePromise<GuardVerdict> {
-  if (!identity) return refusal(unauthorized());
+function charge(identity: Caller, quota: QuotaService, endpoint: Endpoint, telemetry: Telemetry): MaybePromise<GuardVerdict> {
+  if (identity === NO_CREDENTIALS || !identity) return refusal(unauthorized(identity !== NO_CREDENTIALS));
   const decision = quota.consume(identity.clientId, endpoint.apiPath);
   return isThenable(decision) ? decision.then((d) => verdictOf(d, identity, endpoint, telemetry), refusal) : verdictOf(decision, identity, endpoint, telemetry);
 }
@@ -87,7 +95,7 @@ export function guardRequest(
   telemetry: Telemetry = noTelemetry,
 ): MaybePromise<GuardVerdict> {
   const endpoint: Endpoint = { apiPath: apiPath ?? request.path, named: apiPath !== undefined };
-  let identity: MaybePromise<QuotaIdentity | undefined>;
+  let identity: MaybePromise<Caller>;
   try {
     identity = identityOf(request, verify);
   } catch (error) {
@@ -129,7 +137,7 @@ export function getQuotaRoute(basePath: string, quota: QuotaService, verify: Tok
         .catch((error: unknown) => {
           throw tokenCheckError(error);
         });
-      if (!identity) throw unauthorized();
+      if (identity === NO_CREDENTIALS || !identity) throw unauthorized(identity !== NO_CREDENTIALS);
       const { api_path: apiPath } = parseWith(getQuotaQuery, Object.fromEntries(request.query));
       return quotaReportResponse(await quota.inspect(identity.clientId, apiPath));
     },

@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { OAuthStore } from '../../src/oauth/store/types.js';
-import { ADAPTER_NAMES, closeHosts, CONFIDENTIAL, startHost, testClock, type Client, type TestHost } from '../oauth/compliance/helpers.js';
+import { ADAPTER_NAMES, closeHosts, CONFIDENTIAL, SERVICE, startHost, testClock, type Client, type TestClock, type TestHost } from '../oauth/compliance/helpers.js';
 import { postgresStores, redisStores, type StoreFactory } from '../oauth/shared-stores.js';
 import { describePostgres, describeRedis } from '../support/services.js';
 
@@ -47,6 +47,27 @@ async function signIn(host: TestHost, client: Client) {
 
 const clientCredentials = (host: TestHost, client: Client) => host.token({ grant_type: 'client_credentials' }, { basic: client });
 
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/**
+ * Where a token is accepted: userinfo, get_quota (the guard's token check) for the user's and the
+ * client's own access token, introspection by a resource server (RFC 7662) of the access, refresh
+ * and own tokens, and last a refresh, which rotates the refresh token: `tokens` are the live ones
+ * after it.
+ */
+async function everywhere(host: TestHost, client: Client, tokens: { access_token: string; refresh_token: string }, own: string) {
+  const quota = async (token: string) => (await host.get('/openapi/v1/get_quota?api_path=/openapi/v1/ping', undefined, bearer(token))).status;
+  const active = async (token: string) => (await host.introspect({ token }, { basic: SERVICE })).body.active as boolean;
+  const userinfo = (await host.userinfo(tokens.access_token)).status;
+  const quotas = [await quota(tokens.access_token), await quota(own)];
+  const introspect = [await active(tokens.access_token), await active(tokens.refresh_token), await active(own)];
+  const refresh = await host.refresh(tokens.refresh_token, {}, client);
+  return {
+    summary: { userinfo, quota: quotas, introspect, refreshed: refresh.status },
+    tokens: refresh.status === 200 ? (refresh.body as { access_token: string; refresh_token: string }) : tokens,
+  };
+}
+
 describe.each(ADAPTER_NAMES)('admin clients on %s', (adapter) => {
   it('registers an application that signs a user in; lists it beside the configured ones, never with a secret', async () => {
     const host = await startHost(adapter, { platform: { admin: { token: TOKEN } } });
@@ -63,19 +84,28 @@ describe.each(ADAPTER_NAMES)('admin clients on %s', (adapter) => {
     expect((await admin(host).get('nobody')).status).toBe(404);
   });
 
-  it('suspends an application: its tokens and its client authentication fail at once; resuming restores them', async () => {
-    const host = await startHost(adapter, { platform: { admin: { token: TOKEN } } });
+  it('suspends an application: every token of it (refresh tokens included) and its client authentication fail at once; tokens from before stay dead after the resume', async () => {
+    const clock = testClock();
+    const host = await startHost(adapter, { clock, platform: { admin: { token: TOKEN } } });
     const client = await register(host);
     const tokens = await signIn(host, client);
+    const own = (await clientCredentials(host, client)).body.access_token as string;
+    const before = await everywhere(host, client, tokens, own);
+    expect(before.summary).toEqual({ userinfo: 200, quota: [200, 200], introspect: [true, true, true], refreshed: 200 });
+    const live = before.tokens;
 
     expect((await admin(host).patch(client.id, { status: 'suspended' })).body.data.status).toBe('suspended');
-    expect((await host.userinfo(tokens.access_token)).status).toBe(401);
-    expect((await host.refresh(tokens.refresh_token, {}, client)).status).toBe(401);
-    expect((await host.introspect({ token: tokens.access_token })).body).toEqual({ active: false });
+    expect((await everywhere(host, client, live, own)).summary).toEqual({ userinfo: 401, quota: [401, 401], introspect: [false, false, false], refreshed: 401 });
+    expect((await clientCredentials(host, client)).status).toBe(401);
 
+    clock.advance(1);
     await admin(host).patch(client.id, { status: 'active' });
-    expect((await host.userinfo(tokens.access_token)).status).toBe(200);
-    expect((await clientCredentials(host, client)).status).toBe(200);
+    // RFC 6749 10.4 / docs/operator.md: what was issued before the resume stays dead; the refresh token no longer refreshes.
+    expect((await everywhere(host, client, live, own)).summary).toEqual({ userinfo: 401, quota: [401, 401], introspect: [false, false, false], refreshed: 400 });
+    // The application itself works again: new tokens, by either grant.
+    const fresh = await signIn(host, client);
+    const ownAgain = (await clientCredentials(host, client)).body.access_token as string;
+    expect((await everywhere(host, client, fresh, ownAgain)).summary).toEqual(before.summary);
   });
 
   it('rotates a secret: both work during the overlap, only the new one after', async () => {
@@ -140,20 +170,33 @@ function twoProcesses(label: string, factory: () => StoreFactory) {
       after5s();
       expect([await works(two, renewed), await works(two, client)]).toEqual([true, true]);
 
+      // Suspended: its access and refresh tokens stop on the other process too (RFC 7662 2.2: inactive).
+      const active = async (host: TestHost, token: string) => (await host.introspect({ token }, { basic: SERVICE })).body.active === true;
+      expect([await active(two, tokens.access_token), await active(two, tokens.refresh_token)]).toEqual([true, true]);
       await admin(one).patch(client.id, { status: 'suspended' });
       after5s();
-      expect([await works(two, renewed), (await two.userinfo(tokens.access_token)).status]).toEqual([false, 401]);
+      expect([(await two.userinfo(tokens.access_token)).status, await active(two, tokens.refresh_token)]).toEqual([401, false]);
+      expect(await works(two, renewed)).toBe(false);
       await admin(one).patch(client.id, { status: 'active' });
       after5s();
-      expect([await works(two, renewed), (await two.userinfo(tokens.access_token)).status]).toEqual([true, 200]);
+      expect(await works(two, renewed)).toBe(true);
+      // Resumed: what was issued before stays dead in both processes; new sign-ins work in both.
+      for (const host of [one, two]) {
+        expect((await host.userinfo(tokens.access_token)).status).toBe(401);
+        expect(await active(host, tokens.refresh_token)).toBe(false);
+        const refused = await host.refresh(tokens.refresh_token, {}, renewed);
+        expect([refused.status, refused.body.error], JSON.stringify(refused.body)).toEqual([400, 'invalid_grant']);
+      }
+      const fresh = await signIn(two, renewed);
+      expect([(await one.userinfo(fresh.access_token)).status, (await two.userinfo(fresh.access_token)).status]).toEqual([200, 200]);
 
       // Deleted: its users' grants end in the store, so the other process refuses the token at
       // once, though it may still know the client for a few seconds.
       expect((await admin(one).remove(client.id)).status).toBe(200);
-      expect((await two.userinfo(tokens.access_token)).status).toBe(401);
+      expect((await two.userinfo(fresh.access_token)).status).toBe(401);
       after5s();
       expect(await works(two, renewed)).toBe(false);
-    });
+    }, 30_000);
   });
 }
 

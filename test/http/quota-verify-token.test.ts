@@ -119,13 +119,15 @@ describe.each(ADAPTER_NAMES)('quota.verifyToken on %s (oauth: false)', (adapter)
       };
     }
 
-    it('401 invalid_token for no token and for a token the check refuses', async () => {
+    it('RFC 6750 3.1: 401 with the challenge alone for no token, invalid_token for a token the check refuses', async () => {
       const get = await host();
-      for (const res of [await get(), await get('unknown-token')]) {
+      const [none, refused] = [await get(), await get('unknown-token')];
+      for (const res of [none, refused]) {
         expect(res.status).toBe(401);
         expect(res.body).toMatchObject({ code: 1 });
-        expect(res.headers['www-authenticate']).toMatch(/error="invalid_token"/);
       }
+      expect(none.headers['www-authenticate']).toBe('Bearer realm="openapi"');
+      expect(refused.headers['www-authenticate']).toMatch(/error="invalid_token"/);
     });
 
     it("hands the check's identity to the host's handler and counts per application", async () => {

@@ -67,6 +67,13 @@ function expectInvalidToken(res: Response): void {
   expect(res.headers['content-type']).toMatch(/^application\/json/);
 }
 
+/** RFC 6750 3.1: a request without Bearer credentials gets the challenge and no error code. */
+function expectNoCredentials(res: Response): void {
+  expect(res.status, res.text).toBe(401);
+  expect(res.body).toMatchObject({ code: 1 });
+  expect(res.headers['www-authenticate']).toBe('Bearer realm="openapi"');
+}
+
 function expectRateLimit(res: Response, policy: string, state: string): void {
   expect(res.headers['ratelimit-policy']).toBe(policy);
   expect(res.headers.ratelimit).toBe(state);
@@ -78,12 +85,15 @@ describe.each(ADAPTER_NAMES)('quota over HTTP on %s', (adapter: AdapterName) => 
   afterEach(closeHosts);
 
   describe('401 without a valid Bearer access token; the host handler never runs', () => {
-    it('no token, malformed and unknown tokens, on GET and POST routes', async () => {
+    it('RFC 6750 3.1: no Bearer credentials get the challenge alone; malformed and unknown tokens invalid_token, on GET and POST routes', async () => {
       const host = await start();
       const { token } = await accessToken(host, CONFIDENTIAL);
-      expectInvalidToken(await ping(host, undefined));
-      expectInvalidToken(await postOrder(host, undefined));
-      for (const authorization of ['Bearer', 'Bearer ', 'Bearer a b', 'Bearer ###', `Basic ${Buffer.from('a:b').toString('base64')}`, token]) {
+      expectNoCredentials(await ping(host, undefined));
+      expectNoCredentials(await postOrder(host, undefined));
+      for (const authorization of [`Basic ${Buffer.from('a:b').toString('base64')}`, token]) {
+        expectNoCredentials(await host.http().get(PING).set('authorization', authorization));
+      }
+      for (const authorization of ['Bearer', 'Bearer ', 'Bearer a b', 'Bearer ###']) {
         expectInvalidToken(await host.http().get(PING).set('authorization', authorization));
       }
       const forged = `${token.slice(0, -2)}${token.endsWith('AA') ? 'BB' : 'AA'}`;
@@ -333,9 +343,9 @@ describe.each(ADAPTER_NAMES)('quota over HTTP on %s', (adapter: AdapterName) => 
   });
 
   describe('get_quota', () => {
-    it('requires a valid Bearer token (401 invalid_token), then api_path (400 naming it)', async () => {
+    it('requires a valid Bearer token (401, RFC 6750 3.1: invalid_token once a token is sent), then api_path (400 naming it)', async () => {
       const host = await start();
-      expectInvalidToken(await getQuota(host, undefined, PING));
+      expectNoCredentials(await getQuota(host, undefined, PING));
       expectInvalidToken(await getQuota(host, 'not-a-token', PING));
       const { token } = await accessToken(host, CONFIDENTIAL);
       for (const apiPath of [undefined, '']) {

@@ -65,6 +65,8 @@ export interface OAuthClientRecord {
   previousSecretHash?: string;
   /** Ms since the epoch. */
   previousSecretValidUntil?: number;
+  /** Ms since the epoch: codes and tokens issued before it never work again (set when a suspended client is resumed). */
+  tokensValidAfter?: number;
 }
 
 /** The signed-in user as the host's `authenticate` returned it, frozen at authorization time. */

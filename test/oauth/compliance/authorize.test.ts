@@ -41,6 +41,18 @@ function loginRedirectOf(res: Parameters<typeof redirectOf>[0], host: TestHost):
   return back;
 }
 
+/**
+ * A login redirect as the browser sees it: the return_to, and the cookie that binds its marker to
+ * this browser (sent back as a browser would, to the authorize path only).
+ */
+function loginReturnOf(res: Parameters<typeof redirectOf>[0], host: TestHost): { back: URL; browser: Record<string, string> } {
+  const back = loginRedirectOf(res, host);
+  const setCookie = ([] as string[]).concat((res.headers['set-cookie'] as string[] | string | undefined) ?? []);
+  const cookie = setCookie.find((c) => c.startsWith('cp_login='));
+  expect(cookie, 'the login redirect sets the browser cookie').toBeDefined();
+  return { back, browser: { cookie: cookie!.split(';')[0]! } };
+}
+
 async function discoveryIssuer(host: TestHost): Promise<string> {
   const res = await host.get('/oauth/.well-known/openid-configuration');
   return (res.body as { issuer: string }).issuer;
@@ -100,6 +112,27 @@ describe.each(ADAPTER_NAMES)('authorization endpoint on %s', (adapter) => {
       expect(callback.get('iss')).toBe(host.issuer);
       expect(callback.get('code')).toBeNull();
       expect(callback.get('access_token')).toBeNull();
+    });
+
+    it('OIDC Core 6.1 / 6.2: request and request_uri are refused with request_not_supported / request_uri_not_supported, state and iss, never a code', async () => {
+      const host = await startHost(adapter);
+      // A user who approved before: without the refusal, the answer would be a code.
+      await host.code({}, ALICE);
+      const requestObject = 'eyJhbGciOiJub25lIn0.eyJzY29wZSI6Im9wZW5pZCBlbWFpbCJ9.';
+      for (const [param, value, error] of [
+        ['request', requestObject, 'request_not_supported'],
+        ['request_uri', 'https://rp.example/request.jwt', 'request_uri_not_supported'],
+      ] as const) {
+        for (const res of [await host.authorize({ [param]: value, state: `st-${param}` }, ALICE), await host.postForm('/oauth/authorize', authorizeQuery({ [param]: value, state: `st-${param}` }), {}, ALICE)]) {
+          const callback = callbackOf(res);
+          expect(callback.get('error')).toBe(error);
+          expect(callback.get('state')).toBe(`st-${param}`);
+          expect(callback.get('iss')).toBe(host.issuer);
+          expect(callback.get('code')).toBeNull();
+        }
+      }
+      // Before the client and its redirect_uri are trusted, the error page as ever (RFC 6749 4.1.2.1).
+      expectErrorPage(await host.authorize({ request: requestObject, redirect_uri: 'https://evil.example/cb' }, ALICE));
     });
 
     it('RFC 6749 4.1.2.1: a missing response_type redirects with invalid_request', async () => {
@@ -244,12 +277,12 @@ describe.each(ADAPTER_NAMES)('authorization endpoint on %s', (adapter) => {
       const clock = testClock();
       const host = await startHost(adapter, { clock });
       const signedInLongAgo = { user: 'alice', authTime: clock.seconds() - 3600 } as const;
-      const back = loginRedirectOf(await host.authorize({ prompt: 'login' }, signedInLongAgo), host);
+      const { back, browser } = loginReturnOf(await host.authorize({ prompt: 'login' }, signedInLongAgo), host);
       // The return keeps prompt=login: only its one-time marker lets it through.
       expect(back.searchParams.get('prompt')).toBe('login');
 
       clock.advance(20);
-      const consent = await host.get(back.toString(), { user: 'alice', authTime: clock.seconds() - 5 });
+      const consent = await host.get(back.toString(), { user: 'alice', authTime: clock.seconds() - 5 }, browser);
       expect(consent.status).toBe(200);
       expect(consent.text).toContain('name="transaction"');
     });
@@ -258,10 +291,10 @@ describe.each(ADAPTER_NAMES)('authorization endpoint on %s', (adapter) => {
       const clock = testClock();
       const host = await startHost(adapter, { clock });
       const stale = { user: 'alice', authTime: clock.seconds() - 3600 } as const;
-      const back = loginRedirectOf(await host.authorize({ prompt: 'login', state: 'pl' }, stale), host);
+      const { back, browser } = loginReturnOf(await host.authorize({ prompt: 'login', state: 'pl' }, stale), host);
 
       clock.advance(20);
-      const callback = callbackOf(await host.get(back.toString(), stale));
+      const callback = callbackOf(await host.get(back.toString(), stale, browser));
       expect(callback.get('error')).toBe('login_required');
       expect(callback.get('state')).toBe('pl');
       expect(callback.get('iss')).toBe(host.issuer);
@@ -287,9 +320,32 @@ describe.each(ADAPTER_NAMES)('authorization endpoint on %s', (adapter) => {
 
     it('OIDC Core 3.1.2.1 prompt=login: the return from the login page counts once; replayed, it asks for a login again', async () => {
       const host = await startHost(adapter);
-      const back = loginRedirectOf(await host.authorize({ prompt: 'login' }, ALICE), host);
-      expect((await host.get(back.toString(), ALICE)).status).toBe(200);
-      loginRedirectOf(await host.get(back.toString(), ALICE), host);
+      const { back, browser } = loginReturnOf(await host.authorize({ prompt: 'login' }, ALICE), host);
+      expect((await host.get(back.toString(), ALICE, browser)).status).toBe(200);
+      loginRedirectOf(await host.get(back.toString(), ALICE, browser), host);
+    });
+
+    it('OIDC Core 3.1.2.1 prompt=login: the marker works only in the browser it was issued to (its HttpOnly, SameSite=Lax cookie, scoped to the authorize path)', async () => {
+      const host = await startHost(adapter);
+      // A signed-out attacker fetches a return address; the host reports no auth_time, so the marker is all there is.
+      const attacker = loginReturnOf(await host.authorize({ prompt: 'login' }), host);
+      const cookie = ([] as string[]).concat(((await host.authorize({ prompt: 'login' })).headers['set-cookie'] as string[] | string) ?? [])[0]!;
+      expect(cookie).toMatch(/^cp_login=[A-Za-z0-9_-]{22}; Path=\/oauth\/authorize; Max-Age=600; HttpOnly; SameSite=Lax$/);
+
+      // The victim's browser, with an older session: without the attacker's cookie, or with its own, a login is asked for again.
+      const victim = loginReturnOf(await host.authorize({ state: 'victim', prompt: 'login' }, ALICE), host);
+      loginRedirectOf(await host.get(attacker.back.toString(), ALICE), host);
+      loginRedirectOf(await host.get(attacker.back.toString(), ALICE, victim.browser), host);
+      // The attacker's own browser still holds a marker that works, once.
+      expect((await host.get(attacker.back.toString(), ALICE, attacker.browser)).status).toBe(200);
+    });
+
+    it('OIDC Core 3.1.2.1 prompt=login: a browser keeps one id across login requests, so two tabs signing in at once both come back', async () => {
+      const host = await startHost(adapter);
+      const first = loginReturnOf(await host.authorize({ prompt: 'login', state: 'tab-1' }, ALICE), host);
+      const second = loginReturnOf(await host.get(`/oauth/authorize?${authorizeQuery({ prompt: 'login', state: 'tab-2' })}`, ALICE, first.browser), host);
+      expect(second.browser).toEqual(first.browser);
+      for (const tab of [first, second]) expect((await host.get(tab.back.toString(), ALICE, first.browser)).status).toBe(200);
     });
 
     it('OIDC Core 3.1.2.1 max_age: an auth_time older than max_age sends the user to log in; the id_token carries the new auth_time', async () => {

@@ -51,6 +51,9 @@ describe.each(ADAPTER_NAMES)('discovery and id_token on %s', (adapter) => {
       introspection_endpoint: `${issuer}/introspect`,
       response_types_supported: ['code'],
       authorization_response_iss_parameter_supported: true,
+      // OIDC Discovery 3: request_uri_parameter_supported defaults to true, so both are said.
+      request_parameter_supported: false,
+      request_uri_parameter_supported: false,
     });
     expect(doc.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials']));
     expect(doc.subject_types_supported).toEqual(expect.arrayContaining(['public']));

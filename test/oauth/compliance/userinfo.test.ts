@@ -3,19 +3,25 @@
  */
 import { decodeJwt } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ADAPTER_NAMES, closeHosts, errorDescriptionsSeen, RFC6749_DESCRIPTION, startHost, testClock } from './helpers.js';
+import { ADAPTER_NAMES, closeHosts, CONFIDENTIAL, errorDescriptionsSeen, RFC6749_DESCRIPTION, startHost, testClock, type TokenResponseBody } from './helpers.js';
+
+const ADMIN_TOKEN = 'operator-token-0123456789abcdef0123456789';
 
 afterEach(closeHosts);
 
 describe.each(ADAPTER_NAMES)('userinfo on %s', (adapter) => {
-  it('RFC 6750 3.1: without a token the answer is 401 with WWW-Authenticate: Bearer and no error code in the header', async () => {
+  it('RFC 6750 3.1: without a token (no Authorization, or another scheme) the answer is 401 with WWW-Authenticate: Bearer and no error code in the header', async () => {
     const host = await startHost(adapter);
-    const res = await host.get('/oauth/userinfo');
-    expect(res.status).toBe(401);
-    const challenge = res.headers['www-authenticate'] as string;
-    expect(challenge).toMatch(/^Bearer\b/);
-    expect(challenge).not.toMatch(/error=/);
-    expect(res.headers['cache-control']).toBe('no-store');
+    for (const headers of [{}, { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }] as Record<string, string>[]) {
+      const res = await host.get('/oauth/userinfo', undefined, headers);
+      expect(res.status).toBe(401);
+      const challenge = res.headers['www-authenticate'] as string;
+      expect(challenge).toMatch(/^Bearer\b/);
+      expect(challenge).not.toMatch(/error=/);
+      expect(res.headers['cache-control']).toBe('no-store');
+    }
+    // A Bearer header without a well-formed token is a token that is not valid.
+    expect((await host.get('/oauth/userinfo', undefined, { authorization: 'Bearer ###' })).headers['www-authenticate']).toMatch(/error="invalid_token"/);
   });
 
   it('RFC 6750 3.1: an unknown token is 401 invalid_token', async () => {
@@ -84,6 +90,28 @@ describe.each(ADAPTER_NAMES)('userinfo on %s', (adapter) => {
     const res = await host.userinfo(tokens.access_token);
     expect(res.body.sub).toBe(decodeJwt(tokens.id_token!).sub);
     expect(res.body).toMatchObject({ name: 'Bob Builder', email: 'bob@example.com', email_verified: false });
+  });
+
+  it('OIDC Core 5.4 / RFC 6749 6: narrowing an application\'s scopes (admin API) narrows its grants at once (userinfo, introspection) and at the next refresh', async () => {
+    const host = await startHost(adapter, { platform: { admin: { token: ADMIN_TOKEN } } });
+    const operator = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+    const registered = await host.http().post('/admin/clients').set(operator).send({ name: 'Shop', redirectUris: [CONFIDENTIAL.redirectUri] });
+    const client = { id: registered.body.data.client.id as string, secret: registered.body.data.client_secret as string, redirectUri: CONFIDENTIAL.redirectUri };
+    const callback = await host.code({ client_id: client.id, scope: 'openid profile email offline_access' });
+    const issued = (await host.exchange(callback.get('code')!, { client })).body as TokenResponseBody;
+    expect((await host.userinfo(issued.access_token)).body.email).toBe('alice@example.com');
+
+    const patched = await host.http().patch(`/admin/clients/${client.id}`).set(operator).send({ scopes: ['openid', 'profile', 'offline_access'] });
+    expect(patched.status).toBe(200);
+    expect((await host.userinfo(issued.access_token)).body).toEqual({ sub: 'user-alice', name: 'Alice Liddell', preferred_username: 'alice' });
+    expect((await host.introspect({ token: issued.refresh_token! }, { basic: client })).body).toMatchObject({ active: true, scope: 'openid profile offline_access' });
+
+    expect((await host.refresh(issued.refresh_token!, { scope: 'openid email' }, client)).body.error).toBe('invalid_scope');
+    const refreshed = await host.refresh(issued.refresh_token!, {}, client);
+    expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
+    expect(refreshed.body.scope).toBe('openid profile offline_access');
+    expect(decodeJwt(refreshed.body.id_token as string).email).toBeUndefined();
+    expect((await host.userinfo(refreshed.body.access_token as string)).body.email).toBeUndefined();
   });
 
   it('OIDC Core 5.3.1: POST userinfo with a Bearer header works too', async () => {

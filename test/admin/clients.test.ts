@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { OAuthStore } from '../../src/oauth/store/types.js';
-import { ADAPTER_NAMES, closeHosts, CONFIDENTIAL, SERVICE, startHost, testClock, type Client, type TestClock, type TestHost } from '../oauth/compliance/helpers.js';
+import { ADAPTER_NAMES, closeHosts, CONFIDENTIAL, SERVICE, startHost, testClock, type Client, type TestHost } from '../oauth/compliance/helpers.js';
 import { postgresStores, redisStores, type StoreFactory } from '../oauth/shared-stores.js';
 import { describePostgres, describeRedis } from '../support/services.js';
 

@@ -1,0 +1,167 @@
+import type { PlatformRequest, PlatformResponse } from '../src/core/http.js';
+import { isThenable } from '../src/core/maybe-promise.js';
+import type { GuardedRouteDoc } from '../src/openapi/guarded-doc.js';
+import { createPlatform, type Platform } from '../src/platform.js';
+import type { CourierPlatformOptions } from '../src/options.js';
+import type { QuotaIdentity } from '../src/quota/index.js';
+import { requireGuard } from './guard.js';
+
+/**
+ * What a fetch host hands its handler besides the request, from which the peer address is read:
+ * Bun's `server` (`server.requestIP(request)`), Deno's `info` (`info.remoteAddr`), or
+ * @hono/node-server's bindings (`incoming.socket`). Anything else leaves the address unknown;
+ * behind a proxy, the `clientIp` option reads the header the operator trusts (docs/hosts.md).
+ */
+export interface FetchConnectionInfo {
+  requestIP?(request: Request): { address: string } | null;
+  remoteAddr?: { hostname?: string };
+  incoming?: { socket?: { remoteAddress?: string } };
+}
+
+/** The peer address a fetch host knows of: Bun, Deno and @hono/node-server each tell it their own way. */
+export function peerAddressOf(request: Request, info: unknown): string | undefined {
+  if (typeof info !== 'object' || info === null) return undefined;
+  const host = info as FetchConnectionInfo;
+  if (typeof host.requestIP === 'function') return host.requestIP(request)?.address;
+  return host.remoteAddr?.hostname ?? host.incoming?.socket?.remoteAddress;
+}
+
+/** `https://host/a/b?c` -> the path `/a/b` and the query `c`, without building a URL object. */
+function splitUrl(url: string): { path: string; query: string } {
+  const start = url.indexOf('/', url.indexOf('//') + 2);
+  if (start === -1) return { path: '/', query: '' };
+  const q = url.indexOf('?', start);
+  const hash = url.indexOf('#', start);
+  const end = hash === -1 ? url.length : hash;
+  return q === -1 || q > end ? { path: url.slice(start, end), query: '' } : { path: url.slice(start, q), query: url.slice(q + 1, end) };
+}
+
+function headersOf(request: Request): Record<string, string> {
+  const out: Record<string, string> = {};
+  request.headers.forEach((value, name) => {
+    out[name] = value;
+  });
+  return out;
+}
+
+/** Where the host mounted the platform ('' at the root) and the path below it, or undefined outside it. */
+function below(prefix: string, path: string): string | undefined {
+  if (prefix === '') return path;
+  if (path === prefix) return '/';
+  return path.startsWith(prefix) && path.charCodeAt(prefix.length) === 0x2f ? path.slice(prefix.length) : undefined;
+}
+
+export interface FetchRequestParts {
+  /** The host's own request object, handed to host callbacks (`authenticate`) as `raw`. */
+  raw: unknown;
+  ip: string | undefined;
+  /** Where the platform is mounted: '' at the root. */
+  prefix: string;
+  /** The body as the host already read it, when it did (Hono caches what its middleware parsed). */
+  parsedBody?: () => Promise<unknown>;
+}
+
+/** The core's view of a fetch request under `prefix`, or undefined when the path is not the platform's. */
+export async function fromFetchRequest(platform: Platform, request: Request, parts: FetchRequestParts): Promise<PlatformRequest | undefined> {
+  const { path: fullPath, query } = splitUrl(request.url);
+  const path = below(parts.prefix, fullPath);
+  if (path === undefined || !platform.owns(path)) return undefined;
+  const parsedBody = parts.parsedBody ? await parts.parsedBody() : undefined;
+  return {
+    method: request.method,
+    path,
+    mountPath: parts.prefix,
+    query: new URLSearchParams(query),
+    headers: headersOf(request),
+    parsedBody,
+    // A ReadableStream is async-iterable on Node, Bun and Deno; the core reads it within bodyLimit.
+    body: parsedBody === undefined && request.body ? (request.body as unknown as AsyncIterable<Uint8Array>) : undefined,
+    ip: parts.ip,
+    raw: parts.raw,
+  };
+}
+
+/** Statuses whose response has no body at all (Fetch standard, "null body status"). */
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+export function toFetchResponse(response: PlatformResponse, head = false): Response {
+  const body = head || NULL_BODY.has(response.status) ? null : response.body;
+  return new Response(body, { status: response.status, headers: response.headers });
+}
+
+/** What the quota guard decided for a fetch request. */
+export type FetchGuardResult =
+  /** Send `response` as it is: 401 without a valid token, 429 over the quota, 503 when a store is down. */
+  | { pass: false; response: Response }
+  /** Go on: `identity` is the calling application, `headers` the RateLimit headers to add to the answer. */
+  | { pass: true; identity: QuotaIdentity; headers: Record<string, string> };
+
+export type FetchGuard = (request: Request, info?: unknown) => Promise<FetchGuardResult>;
+
+const NO_QUERY = new URLSearchParams();
+
+/** The quota guard on a fetch request; shared with the Hono adapter. */
+export function fetchGuard(platform: Platform, apiPath?: string, doc?: GuardedRouteDoc): (request: Request, raw: unknown) => Promise<FetchGuardResult> {
+  const guard = requireGuard(platform, apiPath, doc);
+  return async (request, raw) => {
+    const guardRequest: PlatformRequest = { method: request.method, path: splitUrl(request.url).path, query: NO_QUERY, headers: headersOf(request), raw };
+    const pending = guard(guardRequest, apiPath);
+    const verdict = isThenable(pending) ? await pending : pending;
+    return verdict.pass ? verdict : { pass: false, response: toFetchResponse(verdict.response, request.method === 'HEAD') };
+  };
+}
+
+export interface FetchHostOptions {
+  /** The path the host serves the platform under (`/api` for a Next.js `app/api/[...all]` route); '' at the root. */
+  prefix?: string;
+}
+
+export interface FetchPlatform {
+  /**
+   * Answers a request to one of the platform's paths; resolves `undefined` for every other path,
+   * so the host goes on to its own routes. `info` is what the runtime passes beside the request
+   * (Bun's server, Deno's connection info), for the caller's address.
+   */
+  (request: Request, info?: unknown): Promise<Response | undefined>;
+  readonly platform: Platform;
+  /**
+   * The quota guard for one of the host's OpenAPI routes (docs/hosts.md): `{ pass: false, response }`
+   * to send as it is, or `{ pass: true, identity, headers }` with the RateLimit headers to add.
+   */
+  quota(apiPath?: string, doc?: GuardedRouteDoc): FetchGuard;
+}
+
+function checkPrefix(prefix: string | undefined): string {
+  const value = prefix ?? '';
+  if (value !== '' && (!value.startsWith('/') || value.endsWith('/'))) {
+    throw new TypeError(`courier-platform/fetch: prefix must start with '/' and not end with one (got '${value}')`);
+  }
+  return value;
+}
+
+/**
+ * The platform as a fetch handler, for Bun, Deno, Node (with @hono/node-server or any fetch
+ * server) and frameworks built on `Request`/`Response`.
+ *
+ * @example
+ * import { courierPlatform } from 'courier-platform/fetch';
+ * const platform = courierPlatform();
+ * Bun.serve({ fetch: async (req, server) => (await platform(req, server)) ?? new Response('Not found', { status: 404 }) });
+ */
+export function courierPlatform(options?: CourierPlatformOptions<Request>, host: FetchHostOptions = {}): FetchPlatform {
+  const prefix = checkPrefix(host.prefix);
+  const platform = createPlatform(options);
+  const handler = async (request: Request, info?: unknown): Promise<Response | undefined> => {
+    const platformRequest = await fromFetchRequest(platform, request, { raw: request, ip: peerAddressOf(request, info), prefix });
+    if (!platformRequest) return undefined;
+    const response = await platform.handle(platformRequest);
+    return response && toFetchResponse(response, request.method === 'HEAD');
+  };
+  const quota = (apiPath?: string, doc?: GuardedRouteDoc): FetchGuard => {
+    const guard = fetchGuard(platform, apiPath, doc);
+    return (request) => guard(request, request);
+  };
+  return Object.assign(handler, { platform, quota });
+}
+
+export type { CourierPlatformOptions };

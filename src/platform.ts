@@ -55,6 +55,11 @@ export interface Platform {
   readonly describeGuarded?: (apiPath: string | undefined, doc: GuardedRouteDoc) => void;
   readonly logger: Logger;
   /**
+   * Every route's method and path (`:name` for a parameter) and the prefixes the platform owns
+   * whole, for hosts that register routes themselves (the Fastify plugin).
+   */
+  routeTable(): { routes: { method: string; path: string }[]; namespaces: string[] };
+  /**
    * Ends every grant of the user at the client (its tokens stop working at once) and forgets the
    * consent, so the next authorization shows the consent page again. Rejects when OAuth is off.
    */
@@ -169,6 +174,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
     describeGuarded,
     revokeGrants: (grants) => revokeGrants(grants),
     owns: (path) => router.owns(path),
+    routeTable: () => ({ routes: router.list().map(({ method, path }) => ({ method, path })), namespaces: router.namespacePrefixes() }),
     async handle(request) {
       const match = router.match(request.method, request.path);
       if (match.kind === 'none') return undefined;

@@ -103,11 +103,12 @@ function isFastifyInstance(value: unknown): boolean {
  */
 export function courierPlatform(options?: CourierPlatformOptions<FastifyRequest>): FastifyPlatform {
   if (isFastifyInstance(options)) {
-    throw configurationError('invalid_option', 'options', 'courierPlatform is a factory: register what it returns, app.register(courierPlatform(options))');
+    // Registered uncalled, Fastify calls it as the plugin: reject the load, so app.ready() fails with the reason.
+    const error = configurationError('invalid_option', 'options', 'courierPlatform is a factory: register what it returns, app.register(courierPlatform(options))');
+    return Promise.reject(error) as never;
   }
   const platform = createPlatform(options);
-  // The limit as the platform resolved it: options.bodyLimit or its default.
-  const bodyLimit = options?.bodyLimit ?? 100 * 1024;
+  const { bodyLimit } = platform;
 
   const routes = async (instance: FastifyInstance): Promise<void> => {
     const prefix = instance.prefix;

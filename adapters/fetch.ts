@@ -1,3 +1,4 @@
+import { configurationError } from '../src/core/errors.js';
 import type { PlatformRequest, PlatformResponse } from '../src/core/http.js';
 import { isThenable } from '../src/core/maybe-promise.js';
 import type { GuardedRouteDoc } from '../src/openapi/guarded-doc.js';
@@ -131,10 +132,11 @@ export interface FetchPlatform {
   quota(apiPath?: string, doc?: GuardedRouteDoc): FetchGuard;
 }
 
-function checkPrefix(prefix: string | undefined): string {
+/** A mount prefix: '' or a path that starts with '/' and does not end with one. */
+export function checkPrefix(prefix: string | undefined): string {
   const value = prefix ?? '';
   if (value !== '' && (!value.startsWith('/') || value.endsWith('/'))) {
-    throw new TypeError(`courier-platform/fetch: prefix must start with '/' and not end with one (got '${value}')`);
+    throw configurationError('invalid_option', 'prefix', `must start with '/' and not end with one (got '${value}')`);
   }
   return value;
 }

@@ -3,7 +3,7 @@ import type { GuardedRouteDoc } from '../src/openapi/guarded-doc.js';
 import { createPlatform, type Platform } from '../src/platform.js';
 import type { CourierPlatformOptions } from '../src/options.js';
 import type { QuotaIdentity } from '../src/quota/index.js';
-import { fetchGuard, fromFetchRequest, peerAddressOf, toFetchResponse, type FetchHostOptions } from './fetch.js';
+import { checkPrefix, fetchGuard, fromFetchRequest, peerAddressOf, toFetchResponse, type FetchHostOptions } from './fetch.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -48,7 +48,7 @@ function hostReadBody(c: Context): (() => Promise<unknown>) | undefined {
  * app.get('/openapi/v1/orders', platform.quota(), (c) => c.json({ app: c.get('platformAuth').clientId }));
  */
 export function courierPlatform(options?: CourierPlatformOptions<Context>, host: FetchHostOptions = {}): HonoPlatform {
-  const prefix = host.prefix ?? '';
+  const prefix = checkPrefix(host.prefix);
   const platform = createPlatform(options);
   const middleware: MiddlewareHandler = async (c, next) => {
     const parsedBody = hostReadBody(c);

@@ -188,11 +188,14 @@ describe.each(cases)('courier-platform/fetch on $runtime with $store stores', ({
     expect(res.headers.get('www-authenticate')).toMatch(/^Bearer /);
   });
 
-  it('serves the admin API to its token only', async () => {
+  it('serves the admin API and its metrics to its token only', async () => {
     expect((await fetch(`${origin}/admin/clients`)).status).toBe(401);
     const res = await fetch(`${origin}/admin/clients`, { headers: ADMIN });
     expect(res.status).toBe(200);
     expect(JSON.stringify(await res.json())).toContain(CLIENT.id);
+    const metrics = await fetch(`${origin}/admin/metrics`, { headers: ADMIN });
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toMatch(/^# HELP /m);
   });
 
   it('answers HEAD without a body', async () => {

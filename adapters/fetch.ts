@@ -45,6 +45,21 @@ function headersOf(request: Request): Record<string, string> {
   return out;
 }
 
+/**
+ * A request's headers read one by one, as the quota guard reads them (the Authorization header):
+ * a fetch server may build its Headers lazily (@hono/node-server does), and copying every header
+ * of every guarded call would cost more than the guard's own work.
+ */
+function lazyHeaders(headers: Headers): Record<string, string | undefined> {
+  return new Proxy({} as Record<string, string | undefined>, {
+    get: (_target, name) => (typeof name === 'string' ? (headers.get(name) ?? undefined) : undefined),
+    has: (_target, name) => typeof name === 'string' && headers.has(name),
+    ownKeys: () => [...headers.keys()],
+    getOwnPropertyDescriptor: (_target, name) =>
+      typeof name === 'string' && headers.has(name) ? { value: headers.get(name), enumerable: true, configurable: true } : undefined,
+  });
+}
+
 /** Where the host mounted the platform ('' at the root) and the path below it, or undefined outside it. */
 function below(prefix: string, path: string): string | undefined {
   if (prefix === '') return path;
@@ -62,11 +77,21 @@ export interface FetchRequestParts {
   parsedBody?: () => Promise<unknown>;
 }
 
-/** The core's view of a fetch request under `prefix`, or undefined when the path is not the platform's. */
-export async function fromFetchRequest(platform: Platform, request: Request, parts: FetchRequestParts): Promise<PlatformRequest | undefined> {
-  const { path: fullPath, query } = splitUrl(request.url);
-  const path = below(parts.prefix, fullPath);
-  if (path === undefined || !platform.owns(path)) return undefined;
+export interface PlatformPath {
+  /** Below the prefix. */
+  path: string;
+  query: string;
+}
+
+/** The path below `prefix` when it is the platform's; synchronous, so the host's own requests go on at once. */
+export function platformPathOf(platform: Platform, url: string, prefix: string): PlatformPath | undefined {
+  const { path: fullPath, query } = splitUrl(url);
+  const path = below(prefix, fullPath);
+  return path === undefined || !platform.owns(path) ? undefined : { path, query };
+}
+
+/** The core's view of a fetch request to one of the platform's paths. */
+export async function fromFetchRequest(request: Request, { path, query }: PlatformPath, parts: FetchRequestParts): Promise<PlatformRequest> {
   const parsedBody = parts.parsedBody ? await parts.parsedBody() : undefined;
   return {
     method: request.method,
@@ -105,7 +130,7 @@ const NO_QUERY = new URLSearchParams();
 export function fetchGuard(platform: Platform, apiPath?: string, doc?: GuardedRouteDoc): (request: Request, raw: unknown) => Promise<FetchGuardResult> {
   const guard = requireGuard(platform, apiPath, doc);
   return async (request, raw) => {
-    const guardRequest: PlatformRequest = { method: request.method, path: splitUrl(request.url).path, query: NO_QUERY, headers: headersOf(request), raw };
+    const guardRequest: PlatformRequest = { method: request.method, path: splitUrl(request.url).path, query: NO_QUERY, headers: lazyHeaders(request.headers), raw };
     const pending = guard(guardRequest, apiPath);
     const verdict = isThenable(pending) ? await pending : pending;
     return verdict.pass ? verdict : { pass: false, response: toFetchResponse(verdict.response, request.method === 'HEAD') };
@@ -154,9 +179,9 @@ export function courierPlatform(options?: CourierPlatformOptions<Request>, host:
   const prefix = checkPrefix(host.prefix);
   const platform = createPlatform(options);
   const handler = async (request: Request, info?: unknown): Promise<Response | undefined> => {
-    const platformRequest = await fromFetchRequest(platform, request, { raw: request, ip: peerAddressOf(request, info), prefix });
-    if (!platformRequest) return undefined;
-    const response = await platform.handle(platformRequest);
+    const at = platformPathOf(platform, request.url, prefix);
+    if (!at) return undefined;
+    const response = await platform.handle(await fromFetchRequest(request, at, { raw: request, ip: peerAddressOf(request, info), prefix }));
     return response && toFetchResponse(response, request.method === 'HEAD');
   };
   const quota = (apiPath?: string, doc?: GuardedRouteDoc): FetchGuard => {

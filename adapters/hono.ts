@@ -3,7 +3,7 @@ import type { GuardedRouteDoc } from '../src/openapi/guarded-doc.js';
 import { createPlatform, type Platform } from '../src/platform.js';
 import type { CourierPlatformOptions } from '../src/options.js';
 import type { QuotaIdentity } from '../src/quota/index.js';
-import { checkPrefix, fetchGuard, fromFetchRequest, peerAddressOf, toFetchResponse, type FetchHostOptions } from './fetch.js';
+import { checkPrefix, fetchGuard, fromFetchRequest, peerAddressOf, platformPathOf, toFetchResponse, type FetchHostOptions } from './fetch.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -51,9 +51,11 @@ export function courierPlatform(options?: CourierPlatformOptions<Context>, host:
   const prefix = checkPrefix(host.prefix);
   const platform = createPlatform(options);
   const middleware: MiddlewareHandler = async (c, next) => {
+    const at = platformPathOf(platform, c.req.url, prefix);
+    if (!at) return next();
     const parsedBody = hostReadBody(c);
-    const request = await fromFetchRequest(platform, c.req.raw, { raw: c, ip: peerAddressOf(c.req.raw, c.env), prefix, ...(parsedBody ? { parsedBody } : {}) });
-    const response = request && (await platform.handle(request));
+    const request = await fromFetchRequest(c.req.raw, at, { raw: c, ip: peerAddressOf(c.req.raw, c.env), prefix, ...(parsedBody ? { parsedBody } : {}) });
+    const response = await platform.handle(request);
     if (!response) return next();
     return toFetchResponse(response, c.req.method === 'HEAD');
   };

@@ -44,7 +44,8 @@ interface Started {
 async function start(runtime: Runtime, store: string, keyPrefix: string, upstreamUrl: string): Promise<Started> {
   const port = await freePort();
   const [command, ...args] = RUNTIMES[runtime];
-  const env = { ...process.env, PORT: String(port), UPSTREAM_URL: upstreamUrl, STORE: store, KEY_PREFIX: keyPrefix, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' };
+  // Deno's compile cache goes under test/artifacts/ (ignored by git), wherever HOME points or not.
+  const env = { ...process.env, PORT: String(port), UPSTREAM_URL: upstreamUrl, STORE: store, KEY_PREFIX: keyPrefix, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1', DENO_DIR: `${root}test/artifacts/deno` };
   const child = spawn(command, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));

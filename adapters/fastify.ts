@@ -85,7 +85,7 @@ function follow(verdict: GuardVerdict, request: FastifyRequest, reply: FastifyRe
 }
 
 function isFastifyInstance(value: unknown): boolean {
-  return typeof value === 'function' || (typeof value === 'object' && value !== null && 'decorateRequest' in value && 'register' in value);
+  return typeof value === 'object' && value !== null && 'decorateRequest' in value && 'register' in value;
 }
 
 /**
@@ -133,7 +133,8 @@ export function courierPlatform(options?: CourierPlatformOptions<FastifyRequest>
   };
 
   const plugin = async (fastify: FastifyInstance, registered: FastifyPlatformRegisterOptions): Promise<void> => {
-    fastify.decorateRequest('platformAuth', undefined);
+    // A second platform in the same app (under another prefix) shares the decoration.
+    if (!fastify.hasRequestDecorator('platformAuth')) fastify.decorateRequest('platformAuth', undefined);
     await fastify.register(routes, registered.prefix ? { prefix: registered.prefix } : {});
   };
 

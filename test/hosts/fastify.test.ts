@@ -114,6 +114,14 @@ describe.each(MAJORS)('the Fastify plugin on $name', ({ create }) => {
     expect(ran).toBe(false);
   });
 
+  it('two platforms mount under two prefixes of one app', async () => {
+    const app = create();
+    app.register(courierPlatform({ logger: silentLogger, courier, oauth: false, quota: false }), { prefix: '/a' });
+    app.register(courierPlatform({ logger: silentLogger, courier, oauth: false, quota: false }), { prefix: '/b' });
+    const { server } = await start(app);
+    for (const prefix of ['/a', '/b']) expect((await request(server).get(`${prefix}/courier/get_express_type`)).body.code).toBe(0);
+  });
+
   it('registered uncalled, it fails at start with a message that says how to register it', async () => {
     const app = create();
     app.register(courierPlatform as never);

@@ -1,5 +1,5 @@
 import { configurationError } from '../src/core/errors.js';
-import type { PlatformRequest, PlatformResponse } from '../src/core/http.js';
+import type { HeaderValue, PlatformRequest, PlatformResponse } from '../src/core/http.js';
 import { isThenable } from '../src/core/maybe-promise.js';
 import type { GuardedRouteDoc } from '../src/openapi/guarded-doc.js';
 import { createPlatform, type Platform } from '../src/platform.js';
@@ -16,7 +16,16 @@ import { requireGuard } from './guard.js';
 export interface FetchConnectionInfo {
   requestIP?(request: Request): { address: string } | null;
   remoteAddr?: { hostname?: string };
-  incoming?: { socket?: { remoteAddress?: string } };
+  incoming?: { socket?: { remoteAddress?: string }; headers?: Readonly<Record<string, HeaderValue>> };
+}
+
+/**
+ * @hono/node-server hands over Node's own request, whose headers are already the record the core
+ * reads: taking them spares building the Request's Headers, which that server does lazily.
+ */
+function nodeHeadersOf(info: unknown): Readonly<Record<string, HeaderValue>> | undefined {
+  const headers = typeof info === 'object' && info !== null ? (info as FetchConnectionInfo).incoming?.headers : undefined;
+  return typeof headers === 'object' && headers !== null ? headers : undefined;
 }
 
 /** The peer address a fetch host knows of: Bun, Deno and @hono/node-server each tell it their own way. */
@@ -70,7 +79,8 @@ function below(prefix: string, path: string): string | undefined {
 export interface FetchRequestParts {
   /** The host's own request object, handed to host callbacks (`authenticate`) as `raw`. */
   raw: unknown;
-  ip: string | undefined;
+  /** What the runtime passed beside the request (Bun's server, Deno's info, @hono/node-server's bindings). */
+  info: unknown;
   /** Where the platform is mounted: '' at the root. */
   prefix: string;
   /** The body as the host already read it, when it did (Hono caches what its middleware parsed). */
@@ -98,11 +108,11 @@ export async function fromFetchRequest(request: Request, { path, query }: Platfo
     path,
     mountPath: parts.prefix,
     query: new URLSearchParams(query),
-    headers: headersOf(request),
+    headers: nodeHeadersOf(parts.info) ?? headersOf(request),
     parsedBody,
     // A ReadableStream is async-iterable on Node, Bun and Deno; the core reads it within bodyLimit.
     body: parsedBody === undefined && request.body ? (request.body as unknown as AsyncIterable<Uint8Array>) : undefined,
-    ip: parts.ip,
+    ip: peerAddressOf(request, parts.info),
     raw: parts.raw,
   };
 }
@@ -127,10 +137,11 @@ export type FetchGuard = (request: Request, info?: unknown) => Promise<FetchGuar
 const NO_QUERY = new URLSearchParams();
 
 /** The quota guard on a fetch request; shared with the Hono adapter. */
-export function fetchGuard(platform: Platform, apiPath?: string, doc?: GuardedRouteDoc): (request: Request, raw: unknown) => Promise<FetchGuardResult> {
+export function fetchGuard(platform: Platform, apiPath?: string, doc?: GuardedRouteDoc): (request: Request, raw: unknown, info: unknown) => Promise<FetchGuardResult> {
   const guard = requireGuard(platform, apiPath, doc);
-  return async (request, raw) => {
-    const guardRequest: PlatformRequest = { method: request.method, path: splitUrl(request.url).path, query: NO_QUERY, headers: lazyHeaders(request.headers), raw };
+  return async (request, raw, info) => {
+    const headers = nodeHeadersOf(info) ?? lazyHeaders(request.headers);
+    const guardRequest: PlatformRequest = { method: request.method, path: splitUrl(request.url).path, query: NO_QUERY, headers, raw };
     const pending = guard(guardRequest, apiPath);
     const verdict = isThenable(pending) ? await pending : pending;
     return verdict.pass ? verdict : { pass: false, response: toFetchResponse(verdict.response, request.method === 'HEAD') };
@@ -181,12 +192,12 @@ export function courierPlatform(options?: CourierPlatformOptions<Request>, host:
   const handler = async (request: Request, info?: unknown): Promise<Response | undefined> => {
     const at = platformPathOf(platform, request.url, prefix);
     if (!at) return undefined;
-    const response = await platform.handle(await fromFetchRequest(request, at, { raw: request, ip: peerAddressOf(request, info), prefix }));
+    const response = await platform.handle(await fromFetchRequest(request, at, { raw: request, info, prefix }));
     return response && toFetchResponse(response, request.method === 'HEAD');
   };
   const quota = (apiPath?: string, doc?: GuardedRouteDoc): FetchGuard => {
     const guard = fetchGuard(platform, apiPath, doc);
-    return (request) => guard(request, request);
+    return (request, info) => guard(request, request, info);
   };
   return Object.assign(handler, { platform, quota });
 }

@@ -3,7 +3,7 @@ import type { GuardedRouteDoc } from '../src/openapi/guarded-doc.js';
 import { createPlatform, type Platform } from '../src/platform.js';
 import type { CourierPlatformOptions } from '../src/options.js';
 import type { QuotaIdentity } from '../src/quota/index.js';
-import { checkPrefix, fetchGuard, fromFetchRequest, peerAddressOf, platformPathOf, toFetchResponse, type FetchHostOptions } from './fetch.js';
+import { checkPrefix, fetchGuard, fromFetchRequest, platformPathOf, toFetchResponse, type FetchHostOptions } from './fetch.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -54,7 +54,7 @@ export function courierPlatform(options?: CourierPlatformOptions<Context>, host:
     const at = platformPathOf(platform, c.req.url, prefix);
     if (!at) return next();
     const parsedBody = hostReadBody(c);
-    const request = await fromFetchRequest(c.req.raw, at, { raw: c, ip: peerAddressOf(c.req.raw, c.env), prefix, ...(parsedBody ? { parsedBody } : {}) });
+    const request = await fromFetchRequest(c.req.raw, at, { raw: c, info: c.env, prefix, ...(parsedBody ? { parsedBody } : {}) });
     const response = await platform.handle(request);
     if (!response) return next();
     return toFetchResponse(response, c.req.method === 'HEAD');
@@ -62,7 +62,7 @@ export function courierPlatform(options?: CourierPlatformOptions<Context>, host:
   const quota = (apiPath?: string, doc?: GuardedRouteDoc): MiddlewareHandler => {
     const guard = fetchGuard(platform, apiPath, doc);
     return async (c, next) => {
-      const verdict = await guard(c.req.raw, c);
+      const verdict = await guard(c.req.raw, c, c.env);
       if (!verdict.pass) return verdict.response;
       c.set('platformAuth', verdict.identity);
       for (const name in verdict.headers) c.header(name, verdict.headers[name]);

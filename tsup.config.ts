@@ -6,6 +6,9 @@ export default defineConfig({
     express: 'adapters/express.ts',
     koa: 'adapters/koa.ts',
     connect: 'adapters/connect.ts',
+    fastify: 'adapters/fastify.ts',
+    fetch: 'adapters/fetch.ts',
+    hono: 'adapters/hono.ts',
     sandbox: 'src/sandbox/index.ts',
     // `npx courier-platform`: the package's bin (docs/operator.md).
     cli: 'src/cli/index.ts',

@@ -56,6 +56,13 @@ export interface Platform {
   readonly describeGuarded?: (apiPath: string | undefined, doc: GuardedRouteDoc) => void;
   readonly logger: Logger;
   /**
+   * Every route's method and path (`:name` for a parameter) and the prefixes the platform owns
+   * whole, for hosts that register routes themselves (the Fastify plugin).
+   */
+  routeTable(): { routes: { method: string; path: string }[]; namespaces: string[] };
+  /** The largest request body the platform reads, in bytes (`bodyLimit`), for hosts whose parsers read it. */
+  readonly bodyLimit: number;
+  /**
    * Ends every grant of the user at the client (its tokens stop working at once) and forgets the
    * consent, so the next authorization shows the consent page again. Rejects when OAuth is off.
    */
@@ -170,6 +177,8 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
     describeGuarded,
     revokeGrants: (grants) => revokeGrants(grants),
     owns: (path) => router.owns(path),
+    bodyLimit,
+    routeTable: () => ({ routes: router.list().map(({ method, path }) => ({ method, path })), namespaces: router.namespacePrefixes() }),
     async handle(request) {
       const match = router.match(request.method, request.path);
       if (match.kind === 'none') return undefined;

@@ -89,6 +89,11 @@ export class Router {
     return [...this.routes.values(), ...this.patterns.map((p) => p.byMethod)].flatMap((byMethod) => [...byMethod.values()]);
   }
 
+  /** The prefixes of the namespaces, in the order added. */
+  namespacePrefixes(): string[] {
+    return this.namespaces.map((ns) => ns.prefix);
+  }
+
   private byMethodFor(path: string): Map<string, Route> {
     if (!path.includes('/:')) {
       const byMethod = this.routes.get(path) ?? new Map<string, Route>();

@@ -12,9 +12,18 @@ afterEach(closeHosts);
 const TOKEN = 'operator-token-0123456789abcdef0123456789';
 const OPERATOR = 'x-operator';
 
-/** The host's check: Express and Connect hand over `req`, Koa `ctx`; both have `headers`. */
+function rawHeader(raw: unknown, name: string): string | undefined {
+  if (raw instanceof Request) return raw.headers.get(name) ?? undefined;
+  const host = raw as { req?: { header(name: string): string | undefined }; headers?: Record<string, string | undefined> };
+  return host.headers ? host.headers[name] : host.req?.header(name);
+}
+
+/**
+ * The host's check: Express, Connect and Fastify hand over their request, Koa `ctx` (plain
+ * `headers`), fetch its `Request` (`Headers`), Hono its context (`c.req.header()`).
+ */
 function operatorCheck(raw: unknown): boolean | null {
-  const value = (raw as { headers: Record<string, string | undefined> }).headers[OPERATOR];
+  const value = rawHeader(raw, OPERATOR);
   if (value === undefined) return null;
   if (value === 'throw') throw new Error('session store down');
   return value === 'yes';

@@ -31,7 +31,7 @@ const snippets = documents().flatMap((file) => extractSnippets(file, readFileSyn
 const typescript = snippets.filter(isTypeScript);
 const quickStarts = typescript.filter((snippet) => snippet.marks.includes('quick-start'));
 
-const FRAMEWORKS = ['express', 'koa', 'connect'] as const;
+const FRAMEWORKS = ['express', 'koa', 'connect', 'fastify', 'hono'] as const;
 function frameworkOf(snippet: Snippet): string | undefined {
   return FRAMEWORKS.find((name) => snippet.code.includes(`from 'courier-platform/${name}'`));
 }
@@ -77,7 +77,7 @@ describe('documentation snippets', () => {
   });
 
   it('the README holds one quick start per framework, and the docs hold TypeScript to check', () => {
-    expect(quickStarts.map(frameworkOf).sort()).toEqual(['connect', 'express', 'koa']);
+    expect(quickStarts.map(frameworkOf).sort()).toEqual(['connect', 'express', 'fastify', 'hono', 'koa']);
     expect(quickStarts.every((snippet) => snippet.file === 'README.md')).toBe(true);
     expect(typescript.filter((snippet) => snippet.file.startsWith('docs/')).length).toBeGreaterThan(10);
   });

@@ -8,12 +8,19 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import connect from 'connect';
 import express from 'express';
 import Koa from 'koa';
+import { getRequestListener } from '@hono/node-server';
+import Fastify, { type FastifyRequest } from 'fastify';
+import { Hono, type Context } from 'hono';
 import request from 'supertest';
 import type { Response } from 'supertest';
 import { expect } from 'vitest';
 import { courierPlatform as connectPlatform } from '../../adapters/connect.js';
 import { courierPlatform as expressPlatform } from '../../adapters/express.js';
 import { courierPlatform as koaPlatform } from '../../adapters/koa.js';
+import { courierPlatform as fastifyPlatform } from '../../adapters/fastify.js';
+import { courierPlatform as fetchPlatform } from '../../adapters/fetch.js';
+import { courierPlatform as honoPlatform } from '../../adapters/hono.js';
+import { fastifyListener } from '../support/apps.js';
 import { silentLogger, type Logger } from '../../src/core/logger.js';
 import type { OAuthOptions } from '../../src/oauth/options.js';
 import type { CourierPlatformOptions, QuotaOptions } from '../../src/options.js';
@@ -109,6 +116,11 @@ function sendJson(res: ServerResponse, body: unknown): void {
   res.end(JSON.stringify(body));
 }
 
+/** Like @koa/router's defaults (and Express's and Connect's): case-insensitive, a trailing slash allowed. */
+function hostPath(path: string): string {
+  return (path.length > 1 ? path.replace(/\/+$/, '') : path).toLowerCase();
+}
+
 /** The host app as a Node listener, with the platform mounted and the two guarded routes. */
 async function hostListener(adapter: AdapterName, setup: HostSetup, clock: TestClock, handled: string[]) {
   const oauth = { ...(await oauthOptions(setup.accessTokenSeconds ? { accessToken: setup.accessTokenSeconds } : undefined)), ...setup.oauth };
@@ -135,6 +147,40 @@ async function hostListener(adapter: AdapterName, setup: HostSetup, clock: TestC
       });
     }
     return { listener: app.callback(), ready: () => platform.platform.ready() };
+  }
+
+  if (adapter === 'fastify') {
+    // Fastify's own switches for what Express, Koa and Connect route by default.
+    const app = Fastify({ routerOptions: { ignoreTrailingSlash: true, caseSensitive: false } });
+    const platform = fastifyPlatform({ ...base, oauth: { ...oauth, authenticate: (req) => userOf(req.headers) } as OAuthOptions<FastifyRequest> });
+    app.register(platform);
+    app.get(PING, { preHandler: platform.quota() }, async (request) => answer('ping', request.platformAuth));
+    app.post(ORDERS, { onRequest: platform.quota() }, async (request) => answer('orders', request.platformAuth));
+    return { listener: fastifyListener(app as never), ready: () => platform.platform.ready() };
+  }
+
+  if (adapter === 'hono') {
+    const app = new Hono({ getPath: (req) => hostPath(new URL(req.url).pathname) });
+    const platform = honoPlatform({ ...base, oauth: { ...oauth, authenticate: (c) => userOf(Object.fromEntries(c.req.raw.headers)) } as OAuthOptions<Context> });
+    app.use(platform);
+    app.get(PING, platform.quota(), (c) => c.json(answer('ping', c.get('platformAuth'))));
+    app.post(ORDERS, platform.quota(), (c) => c.json(answer('orders', c.get('platformAuth'))));
+    return { listener: getRequestListener(app.fetch), ready: () => platform.platform.ready() };
+  }
+
+  if (adapter === 'fetch') {
+    const platform = fetchPlatform({ ...base, oauth: { ...oauth, authenticate: (req) => userOf(Object.fromEntries(req.headers)) } as OAuthOptions<Request> });
+    const guards = new Map(ROUTES.map((route) => [`${route.method} ${route.path.toLowerCase()}`, { handler: route.handler, guard: platform.quota() }]));
+    const listener = getRequestListener(async (request, env) => {
+      const answered = await platform(request, env);
+      if (answered) return answered;
+      const route = guards.get(`${request.method} ${hostPath(new URL(request.url).pathname)}`);
+      if (!route) return new Response('Not found', { status: 404 });
+      const verdict = await route.guard(request);
+      if (!verdict.pass) return verdict.response;
+      return Response.json(answer(route.handler, verdict.identity), { headers: verdict.headers });
+    });
+    return { listener, ready: () => platform.platform.ready() };
   }
 
   if (adapter === 'connect') {

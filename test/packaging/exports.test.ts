@@ -14,6 +14,9 @@ const EXPECTED_EXPORTS: Record<string, string[]> = {
   './express': ['courierPlatform'],
   './koa': ['courierPlatform'],
   './connect': ['courierPlatform'],
+  './fastify': ['courierPlatform'],
+  './fetch': ['courierPlatform', 'peerAddressOf'],
+  './hono': ['courierPlatform'],
   './sandbox': ['createSandbox', 'startSandbox'],
 };
 

@@ -5,9 +5,16 @@ import express4 from 'express4';
 import Koa from 'koa';
 import Koa2 from 'koa2';
 import { bodyParser } from '@koa/bodyparser';
+import { getRequestListener } from '@hono/node-server';
+import Fastify from 'fastify';
+import Fastify4 from 'fastify4';
+import { Hono } from 'hono';
 import { courierPlatform as connectPlatform } from '../../adapters/connect.js';
 import { courierPlatform as expressPlatform } from '../../adapters/express.js';
 import { courierPlatform as koaPlatform } from '../../adapters/koa.js';
+import { courierPlatform as fastifyPlatform } from '../../adapters/fastify.js';
+import { courierPlatform as fetchPlatform } from '../../adapters/fetch.js';
+import { courierPlatform as honoPlatform } from '../../adapters/hono.js';
 import type { CourierPlatformOptions } from '../../src/options.js';
 import { readText } from './net.js';
 
@@ -117,6 +124,81 @@ function koaApp(app: KoaApp, options: CourierPlatformOptions, host: HostOptions)
   return app.callback();
 }
 
+/** The smallest surface both Fastify majors share here: their instances differ in type only. */
+interface FastifyApp {
+  register(plugin: unknown): unknown;
+  get(path: string, handler: (request: { body?: unknown }, reply: { type(value: string): unknown }) => unknown): unknown;
+  post(path: string, handler: (request: { body?: unknown }) => unknown): unknown;
+  ready(): PromiseLike<unknown>;
+  routing(req: IncomingMessage, res: ServerResponse): void;
+}
+
+/**
+ * A Fastify app as a Node listener; requests wait for `ready()`. Fastify parses JSON bodies
+ * itself, so the host parser is always on; the plugin's own parsers take the platform's paths.
+ */
+export function fastifyListener(app: FastifyApp): RequestListener {
+  const ready = Promise.resolve(app.ready());
+  return (req, res) => {
+    ready.then(
+      () => app.routing(req, res),
+      (error: Error) => sendJson(res, 500, { hostError: error.message }),
+    );
+  };
+}
+
+function fastifyApp(app: FastifyApp, options: CourierPlatformOptions): RequestListener {
+  app.register(fastifyPlatform(courierOnly(options)));
+  app.get('/host/hello', (_request, reply) => {
+    reply.type('text/plain; charset=utf-8');
+    return HELLO;
+  });
+  app.post('/host/echo', (request) => ({ echoed: request.body }));
+  return fastifyListener(app);
+}
+
+/** The fetch host's own routes, after the platform's handler gave `undefined`. */
+async function fetchHostRoutes(request: Request): Promise<Response> {
+  const path = new URL(request.url).pathname;
+  if (request.method === 'GET' && path === '/host/hello') return new Response(HELLO, { headers: { 'content-type': 'text/plain; charset=utf-8' } });
+  if (request.method === 'POST' && path === '/host/echo') {
+    try {
+      const text = await request.text();
+      return Response.json({ echoed: text ? (JSON.parse(text) as unknown) : undefined });
+    } catch (error) {
+      return Response.json({ hostError: (error as Error).message }, { status: 500 });
+    }
+  }
+  return new Response('Not found', { status: 404 });
+}
+
+function honoApp(options: CourierPlatformOptions, host: HostOptions): RequestListener {
+  const app = new Hono();
+  if (host.hostParser) {
+    // Reads JSON bodies before the platform, as a validator middleware would; Hono caches them.
+    app.use(async (c, next) => {
+      if (c.req.method === 'POST' && /^application\/json\b/i.test(c.req.header('content-type') ?? '')) {
+        try {
+          await c.req.json();
+        } catch {
+          return c.json({ hostError: 'bad json' }, 400);
+        }
+      }
+      await next();
+    });
+  }
+  app.use(honoPlatform(courierOnly(options)));
+  app.get('/host/hello', (c) => c.text(HELLO));
+  app.post('/host/echo', async (c) => {
+    try {
+      return c.json({ echoed: await c.req.json() });
+    } catch (error) {
+      return c.json({ hostError: (error as Error).message }, 500);
+    }
+  });
+  return getRequestListener(app.fetch);
+}
+
 export const ADAPTERS: readonly Adapter[] = [
   {
     name: 'express 5',
@@ -154,6 +236,26 @@ export const ADAPTERS: readonly Adapter[] = [
       app.use(connectPlatform(courierOnly(options)));
       app.use(nodeHostRoutes);
       return app;
+    },
+  },
+  {
+    name: 'fastify 5',
+    build: (options) => fastifyApp(Fastify() as unknown as FastifyApp, options),
+  },
+  {
+    name: 'fastify 4',
+    build: (options) => fastifyApp(Fastify4() as unknown as FastifyApp, options),
+  },
+  {
+    name: 'hono',
+    build: (options, host = {}) => honoApp(options, host),
+  },
+  {
+    // A fetch host has no body parser of its own: the handler reads the Request's stream.
+    name: 'fetch',
+    build(options) {
+      const platform = fetchPlatform(courierOnly(options));
+      return getRequestListener(async (request, env) => (await platform(request, env)) ?? fetchHostRoutes(request));
     },
   },
 ];

@@ -9,13 +9,20 @@ import connect from 'connect';
 import express from 'express';
 import Koa from 'koa';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import { getRequestListener } from '@hono/node-server';
+import Fastify, { type FastifyRequest } from 'fastify';
+import { Hono, type Context } from 'hono';
 import { courierPlatform as expressPlatform } from '../../adapters/express.js';
 import { courierPlatform as koaPlatform } from '../../adapters/koa.js';
 import { courierPlatform as connectPlatform } from '../../adapters/connect.js';
+import { courierPlatform as fastifyPlatform } from '../../adapters/fastify.js';
+import { courierPlatform as fetchPlatform } from '../../adapters/fetch.js';
+import { courierPlatform as honoPlatform } from '../../adapters/hono.js';
 import type { CourierPlatformOptions } from '../../src/options.js';
 import type { Platform } from '../../src/platform.js';
 import type { OAuthClientConfig, OAuthOptions, OAuthUser } from '../../src/oauth/options.js';
 import { silentLogger, type Logger } from '../../src/core/logger.js';
+import { fastifyListener } from './apps.js';
 import { serve } from './net.js';
 
 export const USERS: Record<string, OAuthUser> = {
@@ -59,8 +66,11 @@ export function oauthTestOptions(overrides: Partial<OAuthOptions> = {}): OAuthOp
   };
 }
 
-export type AdapterName = 'express' | 'koa' | 'connect';
-export const ADAPTER_NAMES: AdapterName[] = ['express', 'koa', 'connect'];
+export type AdapterName = 'express' | 'koa' | 'connect' | 'fastify' | 'hono' | 'fetch';
+export const ADAPTER_NAMES: AdapterName[] = ['express', 'koa', 'connect', 'fastify', 'hono', 'fetch'];
+
+/** A fetch Request's headers as Node spells them, for `userOf`. */
+const nodeHeaders = (headers: Headers): IncomingMessage['headers'] => Object.fromEntries(headers);
 
 export interface OAuthTestHost {
   /** A Node request listener, for supertest or a real server. */
@@ -81,6 +91,23 @@ export function oauthHost(adapter: AdapterName, oauth: OAuthOptions, rest: Omit<
     const mw = koaPlatform({ ...base, oauth: { authenticate: (ctx) => userOf(ctx.req.headers), ...oauth } as OAuthOptions<Koa.Context> });
     app.use(mw);
     return { listener: app.callback(), ready: () => mw.platform.ready(), platform: mw.platform };
+  }
+  if (adapter === 'fastify') {
+    const app = Fastify();
+    const plugin = fastifyPlatform({ ...base, oauth: { authenticate: (req) => userOf(req.headers), ...oauth } as OAuthOptions<FastifyRequest> });
+    app.register(plugin);
+    return { listener: fastifyListener(app as never), ready: () => plugin.platform.ready(), platform: plugin.platform };
+  }
+  if (adapter === 'hono') {
+    const app = new Hono();
+    const mw = honoPlatform({ ...base, oauth: { authenticate: (c) => userOf(nodeHeaders(c.req.raw.headers)), ...oauth } as OAuthOptions<Context> });
+    app.use(mw);
+    return { listener: getRequestListener(app.fetch), ready: () => mw.platform.ready(), platform: mw.platform };
+  }
+  if (adapter === 'fetch') {
+    const handler = fetchPlatform({ ...base, oauth: { authenticate: (req) => userOf(nodeHeaders(req.headers)), ...oauth } as OAuthOptions<Request> });
+    const listener = getRequestListener(async (req, env) => (await handler(req, env)) ?? new Response('Not found', { status: 404 }));
+    return { listener, ready: () => handler.platform.ready(), platform: handler.platform };
   }
   if (adapter === 'connect') {
     const app = connect();

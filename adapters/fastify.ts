@@ -1,0 +1,163 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { BadRequestError, configurationError, PayloadTooLargeError, type PlatformError } from '../src/core/errors.js';
+import type { PlatformRequest, PlatformResponse } from '../src/core/http.js';
+import { isThenable, type MaybePromise } from '../src/core/maybe-promise.js';
+import type { GuardVerdict } from '../src/openapi/guard.js';
+import type { GuardedRouteDoc } from '../src/openapi/guarded-doc.js';
+import { createPlatform, type Platform } from '../src/platform.js';
+import type { CourierPlatformOptions } from '../src/options.js';
+import type { QuotaIdentity } from '../src/quota/index.js';
+import { requireGuard } from './guard.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by `platform.quota()`: the calling application, its user and the granted scopes. */
+    platformAuth?: QuotaIdentity;
+  }
+}
+
+type Done = (error?: Error) => void;
+
+/** A Fastify route hook (`onRequest` or `preHandler`) that guards the route with the quota. */
+export type QuotaHook = (request: FastifyRequest, reply: FastifyReply, done: Done) => void;
+
+export interface FastifyPlatformRegisterOptions {
+  /** Fastify's own register option: the platform's paths start with it. */
+  prefix?: string;
+}
+
+export interface FastifyPlatform {
+  (fastify: FastifyInstance, options: FastifyPlatformRegisterOptions): Promise<void>;
+  readonly platform: Platform;
+  /**
+   * Guards one of the host's OpenAPI routes with the quota, as a route hook: 401, 429 or 503 are
+   * answered through `reply`; otherwise the handler runs with `request.platformAuth` set and the
+   * RateLimit headers on the reply. The endpoint counted is the request's path, or `apiPath`.
+   */
+  quota(apiPath?: string, doc?: GuardedRouteDoc): QuotaHook;
+}
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+const NO_QUERY = new URLSearchParams();
+
+function send(reply: FastifyReply, response: PlatformResponse): FastifyReply {
+  return reply.code(response.status).headers(response.headers).send(response.body);
+}
+
+/** A body that fails as Fastify failed to read it: the route that reads its body answers in its own format. */
+async function* failing(error: PlatformError): AsyncGenerator<Uint8Array> {
+  throw error;
+}
+
+function bodyFailure(error: FastifyError, bodyLimit: number): PlatformError | undefined {
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new PayloadTooLargeError(bodyLimit);
+  if (error.statusCode !== undefined && error.statusCode < 500) return new BadRequestError('The request body could not be read');
+  return undefined;
+}
+
+function platformRequestOf(request: FastifyRequest, prefix: string, body?: AsyncIterable<Uint8Array>): PlatformRequest {
+  const url = request.url;
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  return {
+    method: request.method,
+    path: path.slice(prefix.length) || '/',
+    mountPath: prefix,
+    query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
+    headers: request.headers,
+    // The plugin's parsers hand over the text; the core applies its own media-type and JSON rules.
+    parsedBody: body ? undefined : (request.body as string | undefined),
+    ...(body ? { body } : {}),
+    ip: request.ip,
+    raw: request,
+  };
+}
+
+function follow(verdict: GuardVerdict, request: FastifyRequest, reply: FastifyReply, done: Done): void {
+  if (!verdict.pass) {
+    send(reply, verdict.response);
+    return;
+  }
+  reply.headers(verdict.headers);
+  request.platformAuth = verdict.identity;
+  done();
+}
+
+function isFastifyInstance(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && 'decorateRequest' in value && 'register' in value;
+}
+
+/**
+ * The platform as a Fastify 4 or 5 plugin: its routes become Fastify routes under the register
+ * prefix, with body parsers of their own (the platform's `bodyLimit`); the host's parsers and
+ * routes are untouched.
+ *
+ * @example
+ * import Fastify from 'fastify';
+ * import { courierPlatform } from 'courier-platform/fastify';
+ * const app = Fastify();
+ * const platform = courierPlatform();
+ * await app.register(platform);
+ * app.get('/openapi/v1/orders', { preHandler: platform.quota() }, async (request) => ({ app: request.platformAuth?.clientId }));
+ */
+export function courierPlatform(options?: CourierPlatformOptions<FastifyRequest>): FastifyPlatform {
+  if (isFastifyInstance(options)) {
+    // Registered uncalled, Fastify calls it as the plugin: reject the load, so app.ready() fails with the reason.
+    const error = configurationError('invalid_option', 'options', 'courierPlatform is a factory: register what it returns, app.register(courierPlatform(options))');
+    return Promise.reject(error) as never;
+  }
+  const platform = createPlatform(options);
+  const { bodyLimit } = platform;
+
+  const routes = async (instance: FastifyInstance): Promise<void> => {
+    const prefix = instance.prefix;
+    instance.removeAllContentTypeParsers();
+    instance.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_request, body, done) => done(null, body));
+    instance.setErrorHandler(async (error: FastifyError, request, reply) => {
+      const failure = bodyFailure(error, bodyLimit);
+      if (!failure) throw error;
+      const response = await platform.handle(platformRequestOf(request, prefix, failing(failure)));
+      if (!response) throw error;
+      return send(reply, response);
+    });
+    const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+      const response = await platform.handle(platformRequestOf(request, prefix));
+      // Every route registered here is the platform's, so it always answers.
+      return send(reply, response!);
+    };
+    const { routes: table, namespaces } = platform.routeTable();
+    const paths = new Set([...table.map((route) => route.path), ...namespaces, ...namespaces.map((ns) => `${ns}/*`)]);
+    // Every method on every path: the platform answers 405 with Allow, and 404 under its namespaces.
+    for (const url of paths) instance.route({ method: METHODS, url, handler });
+  };
+
+  const plugin = async (fastify: FastifyInstance, registered: FastifyPlatformRegisterOptions): Promise<void> => {
+    // A second platform in the same app (under another prefix) shares the decoration.
+    if (!fastify.hasRequestDecorator('platformAuth')) fastify.decorateRequest('platformAuth', undefined);
+    await fastify.register(routes, registered.prefix ? { prefix: registered.prefix } : {});
+  };
+
+  const quota = (apiPath?: string, doc?: GuardedRouteDoc): QuotaHook => {
+    const guard = requireGuard(platform, apiPath, doc);
+    return (request, reply, done) => {
+      let verdict: MaybePromise<GuardVerdict>;
+      try {
+        const url = request.url;
+        const q = url.indexOf('?');
+        // The public path, whatever prefix the host registered the route under.
+        verdict = guard({ method: request.method, path: q === -1 ? url : url.slice(0, q), query: NO_QUERY, headers: request.headers, raw: request }, apiPath);
+      } catch (error) {
+        return done(error as Error);
+      }
+      // With memory stores the verdict is already here: the handler runs in this tick.
+      if (isThenable(verdict)) verdict.then((settled) => follow(settled, request, reply, done), done);
+      else follow(verdict, request, reply, done);
+    };
+  };
+
+  // fastify-plugin: the request decoration reaches the host's routes; the routes and their parsers stay in their own context.
+  return Object.assign(fp(plugin, { name: 'courier-platform', fastify: '4.x || 5.x' }), { platform, quota });
+}
+
+export type { CourierPlatformOptions };

@@ -1,0 +1,205 @@
+import { configurationError } from '../src/core/errors.js';
+import type { HeaderValue, PlatformRequest, PlatformResponse } from '../src/core/http.js';
+import { isThenable } from '../src/core/maybe-promise.js';
+import type { GuardedRouteDoc } from '../src/openapi/guarded-doc.js';
+import { createPlatform, type Platform } from '../src/platform.js';
+import type { CourierPlatformOptions } from '../src/options.js';
+import type { QuotaIdentity } from '../src/quota/index.js';
+import { requireGuard } from './guard.js';
+
+/**
+ * What a fetch host hands its handler besides the request, from which the peer address is read:
+ * Bun's `server` (`server.requestIP(request)`), Deno's `info` (`info.remoteAddr`), or
+ * @hono/node-server's bindings (`incoming.socket`). Anything else leaves the address unknown;
+ * behind a proxy, the `clientIp` option reads the header the operator trusts (docs/hosts.md).
+ */
+export interface FetchConnectionInfo {
+  requestIP?(request: Request): { address: string } | null;
+  remoteAddr?: { hostname?: string };
+  incoming?: { socket?: { remoteAddress?: string }; headers?: Readonly<Record<string, HeaderValue>> };
+}
+
+/**
+ * @hono/node-server hands over Node's own request, whose headers are already the record the core
+ * reads: taking them spares building the Request's Headers, which that server does lazily.
+ */
+function nodeHeadersOf(info: unknown): Readonly<Record<string, HeaderValue>> | undefined {
+  const headers = typeof info === 'object' && info !== null ? (info as FetchConnectionInfo).incoming?.headers : undefined;
+  return typeof headers === 'object' && headers !== null ? headers : undefined;
+}
+
+/** The peer address a fetch host knows of: Bun, Deno and @hono/node-server each tell it their own way. */
+export function peerAddressOf(request: Request, info: unknown): string | undefined {
+  if (typeof info !== 'object' || info === null) return undefined;
+  const host = info as FetchConnectionInfo;
+  if (typeof host.requestIP === 'function') return host.requestIP(request)?.address;
+  return host.remoteAddr?.hostname ?? host.incoming?.socket?.remoteAddress;
+}
+
+/** `https://host/a/b?c` -> the path `/a/b` and the query `c`, without building a URL object. */
+function splitUrl(url: string): { path: string; query: string } {
+  const start = url.indexOf('/', url.indexOf('//') + 2);
+  if (start === -1) return { path: '/', query: '' };
+  const q = url.indexOf('?', start);
+  const hash = url.indexOf('#', start);
+  const end = hash === -1 ? url.length : hash;
+  return q === -1 || q > end ? { path: url.slice(start, end), query: '' } : { path: url.slice(start, q), query: url.slice(q + 1, end) };
+}
+
+function headersOf(request: Request): Record<string, string> {
+  const out: Record<string, string> = {};
+  request.headers.forEach((value, name) => {
+    out[name] = value;
+  });
+  return out;
+}
+
+/**
+ * A request's headers read one by one, as the quota guard reads them (the Authorization header):
+ * a fetch server may build its Headers lazily (@hono/node-server does), and copying every header
+ * of every guarded call would cost more than the guard's own work.
+ */
+function lazyHeaders(headers: Headers): Record<string, string | undefined> {
+  return new Proxy({} as Record<string, string | undefined>, {
+    get: (_target, name) => (typeof name === 'string' ? (headers.get(name) ?? undefined) : undefined),
+    has: (_target, name) => typeof name === 'string' && headers.has(name),
+    ownKeys: () => [...headers.keys()],
+    getOwnPropertyDescriptor: (_target, name) =>
+      typeof name === 'string' && headers.has(name) ? { value: headers.get(name), enumerable: true, configurable: true } : undefined,
+  });
+}
+
+/** Where the host mounted the platform ('' at the root) and the path below it, or undefined outside it. */
+function below(prefix: string, path: string): string | undefined {
+  if (prefix === '') return path;
+  if (path === prefix) return '/';
+  return path.startsWith(prefix) && path.charCodeAt(prefix.length) === 0x2f ? path.slice(prefix.length) : undefined;
+}
+
+export interface FetchRequestParts {
+  /** The host's own request object, handed to host callbacks (`authenticate`) as `raw`. */
+  raw: unknown;
+  /** What the runtime passed beside the request (Bun's server, Deno's info, @hono/node-server's bindings). */
+  info: unknown;
+  /** Where the platform is mounted: '' at the root. */
+  prefix: string;
+  /** The body as the host already read it, when it did (Hono caches what its middleware parsed). */
+  parsedBody?: () => Promise<unknown>;
+}
+
+export interface PlatformPath {
+  /** Below the prefix. */
+  path: string;
+  query: string;
+}
+
+/** The path below `prefix` when it is the platform's; synchronous, so the host's own requests go on at once. */
+export function platformPathOf(platform: Platform, url: string, prefix: string): PlatformPath | undefined {
+  const { path: fullPath, query } = splitUrl(url);
+  const path = below(prefix, fullPath);
+  return path === undefined || !platform.owns(path) ? undefined : { path, query };
+}
+
+/** The core's view of a fetch request to one of the platform's paths. */
+export async function fromFetchRequest(request: Request, { path, query }: PlatformPath, parts: FetchRequestParts): Promise<PlatformRequest> {
+  const parsedBody = parts.parsedBody ? await parts.parsedBody() : undefined;
+  return {
+    method: request.method,
+    path,
+    mountPath: parts.prefix,
+    query: new URLSearchParams(query),
+    headers: nodeHeadersOf(parts.info) ?? headersOf(request),
+    parsedBody,
+    // A ReadableStream is async-iterable on Node, Bun and Deno; the core reads it within bodyLimit.
+    body: parsedBody === undefined && request.body ? (request.body as unknown as AsyncIterable<Uint8Array>) : undefined,
+    ip: peerAddressOf(request, parts.info),
+    raw: parts.raw,
+  };
+}
+
+/** Statuses whose response has no body at all (Fetch standard, "null body status"). */
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+export function toFetchResponse(response: PlatformResponse, head = false): Response {
+  const body = head || NULL_BODY.has(response.status) ? null : response.body;
+  return new Response(body, { status: response.status, headers: response.headers });
+}
+
+/** What the quota guard decided for a fetch request. */
+export type FetchGuardResult =
+  /** Send `response` as it is: 401 without a valid token, 429 over the quota, 503 when a store is down. */
+  | { pass: false; response: Response }
+  /** Go on: `identity` is the calling application, `headers` the RateLimit headers to add to the answer. */
+  | { pass: true; identity: QuotaIdentity; headers: Record<string, string> };
+
+export type FetchGuard = (request: Request, info?: unknown) => Promise<FetchGuardResult>;
+
+const NO_QUERY = new URLSearchParams();
+
+/** The quota guard on a fetch request; shared with the Hono adapter. */
+export function fetchGuard(platform: Platform, apiPath?: string, doc?: GuardedRouteDoc): (request: Request, raw: unknown, info: unknown) => Promise<FetchGuardResult> {
+  const guard = requireGuard(platform, apiPath, doc);
+  return async (request, raw, info) => {
+    const headers = nodeHeadersOf(info) ?? lazyHeaders(request.headers);
+    const guardRequest: PlatformRequest = { method: request.method, path: splitUrl(request.url).path, query: NO_QUERY, headers, raw };
+    const pending = guard(guardRequest, apiPath);
+    const verdict = isThenable(pending) ? await pending : pending;
+    return verdict.pass ? verdict : { pass: false, response: toFetchResponse(verdict.response, request.method === 'HEAD') };
+  };
+}
+
+export interface FetchHostOptions {
+  /** The path the host serves the platform under (`/api` for a Next.js `app/api/[...all]` route); '' at the root. */
+  prefix?: string;
+}
+
+export interface FetchPlatform {
+  /**
+   * Answers a request to one of the platform's paths; resolves `undefined` for every other path,
+   * so the host goes on to its own routes. `info` is what the runtime passes beside the request
+   * (Bun's server, Deno's connection info), for the caller's address.
+   */
+  (request: Request, info?: unknown): Promise<Response | undefined>;
+  readonly platform: Platform;
+  /**
+   * The quota guard for one of the host's OpenAPI routes (docs/hosts.md): `{ pass: false, response }`
+   * to send as it is, or `{ pass: true, identity, headers }` with the RateLimit headers to add.
+   */
+  quota(apiPath?: string, doc?: GuardedRouteDoc): FetchGuard;
+}
+
+/** A mount prefix: '' or a path that starts with '/' and does not end with one. */
+export function checkPrefix(prefix: string | undefined): string {
+  const value = prefix ?? '';
+  if (value !== '' && (!value.startsWith('/') || value.endsWith('/'))) {
+    throw configurationError('invalid_option', 'prefix', `must start with '/' and not end with one (got '${value}')`);
+  }
+  return value;
+}
+
+/**
+ * The platform as a fetch handler, for Bun, Deno, Node (with @hono/node-server or any fetch
+ * server) and frameworks built on `Request`/`Response`.
+ *
+ * @example
+ * import { courierPlatform } from 'courier-platform/fetch';
+ * const platform = courierPlatform();
+ * Bun.serve({ fetch: async (req, server) => (await platform(req, server)) ?? new Response('Not found', { status: 404 }) });
+ */
+export function courierPlatform(options?: CourierPlatformOptions<Request>, host: FetchHostOptions = {}): FetchPlatform {
+  const prefix = checkPrefix(host.prefix);
+  const platform = createPlatform(options);
+  const handler = async (request: Request, info?: unknown): Promise<Response | undefined> => {
+    const at = platformPathOf(platform, request.url, prefix);
+    if (!at) return undefined;
+    const response = await platform.handle(await fromFetchRequest(request, at, { raw: request, info, prefix }));
+    return response && toFetchResponse(response, request.method === 'HEAD');
+  };
+  const quota = (apiPath?: string, doc?: GuardedRouteDoc): FetchGuard => {
+    const guard = fetchGuard(platform, apiPath, doc);
+    return (request, info) => guard(request, request, info);
+  };
+  return Object.assign(handler, { platform, quota });
+}
+
+export type { CourierPlatformOptions };

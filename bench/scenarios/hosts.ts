@@ -1,0 +1,81 @@
+/**
+ * The quota guard on Fastify and on Hono, each against the same host bare: what the guard keeps
+ * of its host's throughput, measured head-to-head (two servers loaded at once).
+ */
+import { headToHead, type Contender, type HeadToHead } from '../lib/head-to-head.js';
+import { authorizeGrant } from '../lib/oauth.js';
+import { isPingBody, PING_PATH } from '../lib/ping.js';
+import { fixed, pairedRatio, table } from '../lib/report.js';
+import type { Scenario } from '../lib/scenario.js';
+import { withServerRun } from '../lib/server-run.js';
+import { startServer } from '../lib/servers.js';
+
+const LIMIT = 1_000_000_000;
+const HOSTS = [
+  { host: 'fastify', label: 'Fastify 5' },
+  { host: 'hono', label: 'Hono 4 on @hono/node-server' },
+] as const;
+const SPECS = HOSTS.flatMap(({ host, label }) => [
+  { id: `${host}-bare`, label: `bare ${label}`, host, guard: 'off' },
+  { id: `${host}-guard`, label: `${label} + courier-platform guard, memory (3 periods)`, host, guard: 'on' },
+]);
+
+export const hostsScenario: Scenario = {
+  name: 'hosts',
+  title: 'Quota guard on Fastify and Hono (GET /openapi/v1/ping): guard ÷ the same host bare',
+  notes: [
+    `Each target is its own process answering \`{"ok":true}\`: Fastify 5 (\`preHandler: platform.quota()\`) or Hono 4 on @hono/node-server (\`platform.quota()\` middleware), bare or guarded; memory stores, every limit ${LIMIT.toLocaleString('en-US')}, every call validates a Bearer token (made through authorize → consent → token on that server) and charges three periods.`,
+  ],
+  singleShare: 0.4,
+
+  setup(options) {
+    return withServerRun('hosts', async ({ key, servers, teardown }) => {
+      const env = { BENCH_QUOTA_LIMIT: String(LIMIT), BENCH_SIGNING_KEY: key };
+      const launch = async (spec: (typeof SPECS)[number], name: string): Promise<Contender> => {
+        const server = await startServer(name, 'host-guard.ts', { ...env, BENCH_HOST: spec.host, BENCH_GUARD: spec.guard });
+        servers.push(server);
+        // The bare host gets a Bearer header of the same shape, so its requests are as long as the guard's.
+        const token = spec.guard === 'on' ? (await authorizeGrant(server.url, 'quota-app', 'openid')).access_token : `${'x'.repeat(16)}.${'y'.repeat(43)}`;
+        return { server, target: { id: spec.id, label: spec.label, url: `${server.url}${PING_PATH}`, method: 'GET', headers: { authorization: `Bearer ${token}` }, verify: isPingBody } };
+      };
+      const started: Contender[] = [];
+      for (const spec of SPECS) started.push(await launch(spec, spec.id));
+      const h2h = { rounds: options.rounds, durationS: options.duration, connections: options.connections };
+      const pair = async (host: string): Promise<HeadToHead> => {
+        const specs = SPECS.filter((spec) => spec.host === host);
+        const fresh = await Promise.all(specs.map((spec) => launch(spec, `${spec.id}-h2h`)));
+        try {
+          return await headToHead(fresh[0]!, fresh[1]!, h2h);
+        } finally {
+          await Promise.all(fresh.map((contender) => contender.server.stop()));
+        }
+      };
+      return {
+        targets: started.map((contender) => contender.target),
+        teardown,
+        async probe() {
+          const pairs: [string, HeadToHead][] = [];
+          for (const { host, label } of HOSTS) pairs.push([`guard ÷ bare ${label}`, await pair(host)]);
+          return {
+            ratios: [],
+            tables: [
+              table(
+                ['Head-to-head pair', 'median', 'min', 'max', 'per round'],
+                ['l', 'r', 'r', 'r', 'l'],
+                pairs.map(([label, result]) => [label, fixed(result.median, 3), fixed(Math.min(...result.ratios), 3), fixed(Math.max(...result.ratios), 3), result.ratios.map((r) => fixed(r, 2)).join(' ')]),
+              ),
+            ],
+            data: { headToHead: Object.fromEntries(pairs) },
+          };
+        },
+      };
+    });
+  },
+
+  ratios(summary) {
+    return HOSTS.map(({ host, label }) => {
+      const kept = pairedRatio(summary, `${host}-guard`, `${host}-bare`);
+      return { label: `guard req/s ÷ bare ${label} req/s`, value: kept, unit: '', goal: '≥ 0.85', pass: kept >= 0.85 };
+    });
+  },
+};

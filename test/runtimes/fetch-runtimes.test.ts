@@ -1,0 +1,207 @@
+/**
+ * The fetch handler (courier-platform/fetch) served by Bun, Deno and Node, driven over HTTP: the
+ * courier proxy, the OAuth flow, the quota guard, the admin API, the body limit, and requests
+ * that are not the platform's going on to the host. Each runtime comes from the project's own
+ * devDependencies (the npm packages `bun` and `deno` ship their binaries).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sandboxUpstream } from '../support/courier.js';
+import { freePort } from '../support/net.js';
+import { redisUrl, uniqueName } from '../support/services.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const script = 'test/runtimes/fetch-server.ts';
+const bin = (name: string) => `${root}node_modules/.bin/${name}`;
+
+const RUNTIMES = {
+  node: [bin('tsx'), script],
+  bun: [bin('bun'), script],
+  // Sloppy imports map the sources' `.js` specifiers to their `.ts` files, as tsx and Bun do.
+  deno: [bin('deno'), 'run', '--allow-all', '--sloppy-imports', script],
+} as const;
+type Runtime = keyof typeof RUNTIMES;
+
+const STORES = redisUrl ? (['memory', 'redis'] as const) : (['memory'] as const);
+if (!redisUrl) {
+  if (process.env.REQUIRE_SERVICES === '1') throw new Error('REDIS_URL is not set but REQUIRE_SERVICES=1: the Redis runs must run');
+  console.warn('\n  [skipped] the fetch runtimes on Redis stores: set REDIS_URL to run them\n');
+}
+
+const CLIENT = { id: 'rp-client', secret: 'rp-secret-1234', redirectUri: 'http://127.0.0.1:9/callback' };
+const ADMIN = { authorization: 'Bearer admin-token-0123456789abcdef0123456789' };
+
+interface Started {
+  child: ChildProcess;
+  origin: string;
+  output: () => string;
+}
+
+async function start(runtime: Runtime, store: string, keyPrefix: string, upstreamUrl: string): Promise<Started> {
+  const port = await freePort();
+  const [command, ...args] = RUNTIMES[runtime];
+  // Deno's compile cache goes under test/artifacts/ (ignored by git), wherever HOME points or not.
+  const env = { ...process.env, PORT: String(port), UPSTREAM_URL: upstreamUrl, STORE: store, KEY_PREFIX: keyPrefix, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1', DENO_DIR: `${root}test/artifacts/deno` };
+  const child = spawn(command, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${runtime} did not start within 60 s:\n${output}`)), 60_000);
+    const check = () => {
+      if (output.includes(`listening ${port}`)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${runtime} exited with ${code}:\n${output}`));
+    });
+  });
+  return { child, origin: `http://127.0.0.1:${port}`, output: () => output };
+}
+
+function stop(started: Started | undefined): Promise<void> {
+  if (!started || started.child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    started.child.once('exit', () => resolve());
+    started.child.kill('SIGTERM');
+  });
+}
+
+const form = (fields: Record<string, string>) => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-test-user': 'alice' },
+  body: new URLSearchParams(fields).toString(),
+  redirect: 'manual' as const,
+});
+
+/** A POST whose body arrives in chunks without a Content-Length, which fetch() cannot send. */
+function chunkedPost(origin: string, path: string, chunks: string[]): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${origin}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, agent: false });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    for (const chunk of chunks) req.write(chunk);
+    req.end();
+  });
+}
+
+const upstream = sandboxUpstream();
+const cases = (Object.keys(RUNTIMES) as Runtime[]).flatMap((runtime) => STORES.map((store) => ({ runtime, store })));
+
+describe.each(cases)('courier-platform/fetch on $runtime with $store stores', ({ runtime, store }) => {
+  const keyPrefix = uniqueName(`fetch_${runtime}`);
+  let server: Started | undefined;
+  let origin = '';
+
+  beforeAll(async () => {
+    server = await start(runtime, store, keyPrefix, upstream().url);
+    origin = server.origin;
+  }, 70_000);
+
+  afterAll(async () => {
+    await stop(server);
+    if (store !== 'redis') return;
+    const redis = new Redis(redisUrl!);
+    const keys = [...(await redis.keys(`${keyPrefix}:*`)), ...(await redis.keys(`{${keyPrefix}:*`))];
+    if (keys.length) await redis.del(...keys);
+    await redis.quit();
+  });
+
+  it('is served by that runtime', async () => {
+    expect(await (await fetch(`${origin}/host/runtime`)).json()).toEqual({ runtime });
+  });
+
+  it('answers a courier read through the proxy and the runtime’s HTTP client (code 0)', async () => {
+    const res = await fetch(`${origin}/courier/get_balance`);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { code: number }).code).toBe(0);
+  });
+
+  it('hands a path that is not the platform’s back to the host, body unread', async () => {
+    const res = await fetch(`${origin}/host/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
+    expect(await res.json()).toEqual({ echoed: { a: 1 } });
+    expect((await fetch(`${origin}/elsewhere`)).status).toBe(404);
+  });
+
+  it('answers 413 in the envelope for a body over bodyLimit, declared or chunked', async () => {
+    const big = JSON.stringify({ pad: 'x'.repeat(4096) });
+    const declared = await fetch(`${origin}/courier/create_order`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: big });
+    expect(declared.status).toBe(413);
+    expect(((await declared.json()) as { code: number }).code).toBe(1);
+    const chunked = await chunkedPost(origin, '/courier/create_order', [big.slice(0, 2000), big.slice(2000)]);
+    expect(chunked.status).toBe(413);
+    expect(JSON.parse(chunked.text)).toMatchObject({ code: 1 });
+  });
+
+  it('reads a JSON body within the limit and validates it (400 naming the field)', async () => {
+    const res = await fetch(`${origin}/courier/create_order`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { message: string }).message).toMatch(/\w+/);
+  });
+
+  it('RFC 6749 4.1: authorize, consent, token; the token passes the quota guard until the minute is used up', async () => {
+    const state = randomBytes(6).toString('hex');
+    const query = new URLSearchParams({ response_type: 'code', client_id: CLIENT.id, redirect_uri: CLIENT.redirectUri, scope: 'openid profile', state });
+    const page = await fetch(`${origin}/oauth/authorize?${query}`, { headers: { 'x-test-user': 'alice' } });
+    expect(page.status).toBe(200);
+    const transaction = /name="transaction" value="([^"]*)"/.exec(await page.text())![1]!.replace(/&amp;/g, '&').replace(/&quot;/g, '"');
+    const consent = await fetch(`${origin}/oauth/consent`, form({ transaction, decision: 'approve' }));
+    expect(consent.status).toBe(303);
+    const code = new URL(consent.headers.get('location')!).searchParams.get('code')!;
+    expect(code).toBeTruthy();
+
+    const basic = `Basic ${Buffer.from(`${CLIENT.id}:${CLIENT.secret}`).toString('base64')}`;
+    const tokenRes = await fetch(`${origin}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: CLIENT.redirectUri }).toString(),
+    });
+    expect(tokenRes.status).toBe(200);
+    const token = ((await tokenRes.json()) as { access_token: string }).access_token;
+
+    const auth = { authorization: `Bearer ${token}` };
+    for (let i = 0; i < 3; i++) {
+      const ok = await fetch(`${origin}/openapi/v1/ping`, { headers: auth });
+      expect(ok.status).toBe(200);
+      expect(await ok.json()).toEqual({ pong: true, client: CLIENT.id, sub: 'user-alice' });
+      expect(ok.headers.get('ratelimit-limit') ?? ok.headers.get('ratelimit')).toBeTruthy();
+    }
+    const refused = await fetch(`${origin}/openapi/v1/ping`, { headers: auth });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
+
+  it('the guard answers 401 without a token', async () => {
+    const res = await fetch(`${origin}/openapi/v1/ping`);
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer /);
+  });
+
+  it('serves the admin API and its metrics to its token only', async () => {
+    expect((await fetch(`${origin}/admin/clients`)).status).toBe(401);
+    const res = await fetch(`${origin}/admin/clients`, { headers: ADMIN });
+    expect(res.status).toBe(200);
+    expect(JSON.stringify(await res.json())).toContain(CLIENT.id);
+    const metrics = await fetch(`${origin}/admin/metrics`, { headers: ADMIN });
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toMatch(/^# HELP /m);
+  });
+
+  it('answers HEAD without a body', async () => {
+    const res = await fetch(`${origin}/courier/get_balance`, { method: 'HEAD' });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('');
+  });
+});

@@ -7,7 +7,7 @@ import { ok, okEnvelopeSchema } from '../core/envelope.js';
 import { NotFoundError, ValidationError } from '../core/errors.js';
 import type { OAuthStore } from '../oauth/store/types.js';
 import { bucketStarts, toSeries } from '../history/series.js';
-import { DAY_MS, HOUR_MS, keptFrom, type HistoryRetention, type UsageHistoryStore } from '../history/types.js';
+import { DAY_MS, keptFrom, startOf, stepMs, type HistoryRetention, type UsageHistoryStore } from '../history/types.js';
 import { normalizeApiPath } from '../quota/api-path.js';
 import type { AdminAccessCheck } from './access.js';
 import { adminRoute, parseQuery, quotaStoreCall } from './route.js';
@@ -69,10 +69,12 @@ export function historyRoutes(basePath: string, access: AdminAccessCheck, deps: 
         const to = query.to === undefined ? now : Date.parse(query.to);
         const from = query.from === undefined ? to - (query.step === 'hour' ? DAY_MS : 30 * DAY_MS) : Date.parse(query.from);
         if (!(from < to)) throw badField('from', 'must be before to');
-        const starts = bucketStarts(query.step, Math.max(from, keptFrom(query.step, now, deps.retention)), to);
-        if (starts.length > MAX_HISTORY_POINTS) {
-          throw badField('from', `the range holds ${starts.length} ${query.step === 'hour' ? 'hourly' : 'daily'} points; at most ${MAX_HISTORY_POINTS} (${MAX_HISTORY_POINTS * (query.step === 'hour' ? HOUR_MS : DAY_MS) / DAY_MS} days)`);
+        const asked = Math.ceil((to - startOf(query.step, from)) / stepMs(query.step));
+        if (asked > MAX_HISTORY_POINTS) {
+          const most = `${Math.floor((MAX_HISTORY_POINTS * stepMs(query.step)) / DAY_MS)} days`;
+          throw badField('from', `the range holds ${asked} ${query.step === 'hour' ? 'hourly' : 'daily'} points; at most ${MAX_HISTORY_POINTS} (${most})`);
         }
+        const starts = bucketStarts(query.step, Math.max(from, keptFrom(query.step, now, deps.retention)), to);
         if (deps.clients && !(await deps.clients.getClient(query.client_id))) throw new NotFoundError(`No client ${JSON.stringify(query.client_id)}`);
         const first = starts[0];
         const points = first === undefined ? [] : await quotaStoreCall(deps.storeTimeoutMs, () => deps.history.read({ clientId: query.client_id, apiPath, step: query.step, from: first, to }));

@@ -269,3 +269,22 @@ describe('platform.close()', () => {
     expect((await read()).map((point) => point.admitted)).toEqual([1]);
   });
 });
+
+describe('quota.history options', () => {
+  it.each([
+    [{ hourlyDays: 0 }, 'quota.history.hourlyDays'],
+    [{ dailyDays: 1.5 }, 'quota.history.dailyDays'],
+    [{ flushIntervalMs: 60_000 }, 'quota.history.flushIntervalMs'],
+    [{ keepDays: 3 }, 'quota.history.keepDays'],
+  ])('refuses %j at start, naming %s', (history, field) => {
+    expect(() => createPlatform({ courier: false, logger: silentLogger, quota: { history: history as never } })).toThrow(field);
+  });
+
+  it('history: false has no history route', async () => {
+    const store = createMemoryQuotaStore();
+    const h = await startHost('express', { quota: { store, history: false }, clock: testClock(START), platform: { admin: { token: TOKEN } } });
+    const { token } = await accessToken(h, CONFIDENTIAL);
+    expect((await ping(h, token)).status).toBe(200);
+    expect((await history(h, { client_id: CONFIDENTIAL.id })).status).toBe(404);
+  });
+});

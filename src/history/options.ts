@@ -7,7 +7,7 @@ export interface HistoryOptions {
   hourlyDays?: number;
   /** Days daily points are kept. Default 400. */
   dailyDays?: number;
-  /** How often each process writes what it counted, in ms (at most 10 000). Default 5000. */
+  /** How often each process writes what it counted, in ms (at most 9000, so calls show up within 10 s). Default 5000. */
   flushIntervalMs?: number;
 }
 
@@ -20,7 +20,7 @@ export const historyOptionsSchema = z
       z.strictObject({
         hourlyDays: days(35),
         dailyDays: days(400),
-        flushIntervalMs: z.number().int().min(10).max(10_000).default(5000),
+        flushIntervalMs: z.number().int().min(10).max(9000).default(5000),
       }),
     ],
     { error: 'must be false or { hourlyDays?, dailyDays?, flushIntervalMs? }' },

@@ -39,7 +39,9 @@ const number = (value: unknown): number => Number(value);
 export function createPostgresHistoryStore({ pool, schema, ready }: PostgresHistoryStoreOptions): UsageHistoryStore {
   const table = `"${schema}"."${DEFAULT_HISTORY_TABLE}"`;
   const upsert = `INSERT INTO ${table} AS h (client_id, step, bucket_start, api_path, admitted, rejected)
-SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[])
+SELECT c, s, b, p, a, r
+FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[]) WITH ORDINALITY AS u(c, s, b, p, a, r, n)
+ORDER BY n
 ON CONFLICT (client_id, step, bucket_start, api_path)
 DO UPDATE SET admitted = h.admitted + EXCLUDED.admitted, rejected = h.rejected + EXCLUDED.rejected`;
   const prune = `DELETE FROM ${table} WHERE (step = 'hour' AND bucket_start < $1) OR (step = 'day' AND bucket_start < $2)`;
@@ -54,9 +56,12 @@ WHERE client_id = $1 AND step = $2 AND bucket_start >= $3 AND bucket_start < $4 
       await ready();
       const hourFrom = keptFrom('hour', now, retention);
       const dayFrom = keptFrom('day', now, retention);
+      // Every process upserts in one order (any fixed one): two flushes never wait on each other in a cycle.
       const rows = pointsOf(counts)
         .filter((point) => point.start >= (point.step === 'hour' ? hourFrom : dayFrom))
-        .sort((a, b) => (a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : a.step < b.step ? -1 : a.step > b.step ? 1 : a.start - b.start || (a.apiPath < b.apiPath ? -1 : a.apiPath > b.apiPath ? 1 : 0)));
+        .map((point) => ({ point, key: `${point.clientId}\u0000${point.step}\u0000${point.start}\u0000${point.apiPath}` }))
+        .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+        .map(({ point }) => point);
       if (rows.length > 0) {
         await pool.query(upsert, [
           rows.map((row) => row.clientId),

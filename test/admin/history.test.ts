@@ -259,7 +259,7 @@ describe('platform.close()', () => {
       logger: silentLogger,
       now: () => START,
       // An interval far longer than the test: only close() can have written the call.
-      quota: { store, verifyToken: () => ({ clientId: 'app', scope: [] }), history: { flushIntervalMs: 10_000 } },
+      quota: { store, verifyToken: () => ({ clientId: 'app', scope: [] }), history: { flushIntervalMs: 9000 } },
     });
     const verdict = await platform.guard!({ method: 'GET', path: PING, query: new URLSearchParams(), headers: { authorization: 'Bearer any' } } as unknown as PlatformRequest);
     expect(verdict.pass).toBe(true);
@@ -274,7 +274,7 @@ describe('quota.history options', () => {
   it.each([
     [{ hourlyDays: 0 }, 'quota.history.hourlyDays'],
     [{ dailyDays: 1.5 }, 'quota.history.dailyDays'],
-    [{ flushIntervalMs: 60_000 }, 'quota.history.flushIntervalMs'],
+    [{ flushIntervalMs: 10_000 }, 'quota.history.flushIntervalMs'],
     [{ keepDays: 3 }, 'quota.history.keepDays'],
   ])('refuses %j at start, naming %s', (history, field) => {
     expect(() => createPlatform({ courier: false, logger: silentLogger, quota: { history: history as never } })).toThrow(field);

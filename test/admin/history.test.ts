@@ -12,6 +12,7 @@ import type { HistoryRetention } from '../../src/history/types.js';
 import { createPlatform } from '../../src/platform.js';
 import { createMemoryQuotaStore, createPostgresQuotaStore, createRedisQuotaStore, type QuotaStore } from '../../src/quota/index.js';
 import { accessToken, ADAPTER_NAMES, closeHosts, CONFIDENTIAL, OTHER, PING, ORDERS, ping, postOrder, startHost, testClock, type QuotaHost, type TestClock } from '../http/quota-helpers.js';
+import { capturingLogger } from '../support/logger.js';
 import { databaseUrl, describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
 
 const TOKEN = 'operator-token-0123456789abcdef0123456789';
@@ -286,5 +287,37 @@ describe('quota.history options', () => {
     const { token } = await accessToken(h, CONFIDENTIAL);
     expect((await ping(h, token)).status).toBe(200);
     expect((await history(h, { client_id: CONFIDENTIAL.id })).status).toBe(404);
+  });
+});
+
+describe('a history store that fails', () => {
+  it('never fails a guarded call, warns once, and writes the kept counts once it answers', async () => {
+    const memory = createMemoryQuotaStore();
+    let down = true;
+    const store: QuotaStore = {
+      kind: 'flaky',
+      consume: (request) => memory.consume(request),
+      consumeSync: (request) => memory.consumeSync(request),
+      peek: (request) => memory.peek(request),
+      history: {
+        kind: 'flaky',
+        async add(...args) {
+          if (down) throw new Error('history store down');
+          return memory.history!.add(...args);
+        },
+        read: (query) => memory.history!.read(query),
+      },
+    };
+    const logger = capturingLogger();
+    const h = await startHost('express', { quota: { store, history: { flushIntervalMs: FLUSH_MS } }, clock: testClock(START), logger, platform: { admin: { token: TOKEN } } });
+    const { token } = await accessToken(h, CONFIDENTIAL);
+    for (let i = 0; i < 3; i += 1) expect((await ping(h, token)).status).toBe(200);
+    const failed = () => logger.records.filter((record) => record.message.startsWith('usage history: a flush failed'));
+    await vi.waitFor(() => expect(failed()).toHaveLength(1), { timeout: 10_000 });
+    expect((await ping(h, token)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 4 * FLUSH_MS));
+    expect(failed()).toHaveLength(1);
+    down = false;
+    await shows(h, { client_id: CONFIDENTIAL.id }, { [PING]: [{ at: iso(START - (START % HOUR)), admitted: 4, rejected: 0 }] });
   });
 });

@@ -68,6 +68,8 @@ export {
   type PostgresOAuthStore,
   type RedisOAuthStore,
 } from './oauth/store/index.js';
+export type { HistoryOptions } from './history/options.js';
+export type { HistoryPoint, HistoryQuery, HistoryRetention, HistoryStep, HourCount, UsageHistoryStore } from './history/types.js';
 export type { GuardVerdict } from './openapi/guard.js';
 export {
   createQuotaService,

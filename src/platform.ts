@@ -15,6 +15,7 @@ import { courierErrorFormatter, courierRoutes } from './courier/proxy.js';
 import { resolveSigner } from './courier/signing.js';
 import { createHttpTransport, type CourierTransport } from './courier/transport.js';
 import { createInProcessSandboxTransport } from './courier/sandbox-transport.js';
+import { createUsageRecorder, recordingTelemetry, type UsageRecorder } from './history/recorder.js';
 import { createOAuth } from './oauth/setup.js';
 import { apiDocumentRoute } from './openapi/document-route.js';
 import { guardedRoutes, type GuardedRouteDoc } from './openapi/guarded-doc.js';
@@ -67,6 +68,11 @@ export interface Platform {
    * consent, so the next authorization shows the consent page again. Rejects when OAuth is off.
    */
   revokeGrants(grants: { sub: string; clientId: string }): Promise<void>;
+  /**
+   * Writes the usage history this process counted and not yet sent (docs/operator.md#usage-history)
+   * and stops its timer; call it before closing the stores. Never rejects for a store failure.
+   */
+  close(): Promise<void>;
 }
 
 function courierTransport(options: ResolvedCourierOptions, logger: Logger): CourierTransport {
@@ -112,9 +118,10 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
   }
 
   let guard: Platform['guard'];
+  let history: UsageRecorder | undefined;
   let describeGuarded: Platform['describeGuarded'];
   if (options.quota !== false) {
-    const { basePath, verifyToken: hostVerify, ...counting } = options.quota;
+    const { basePath, verifyToken: hostVerify, history: historyOptions, ...counting } = options.quota;
     // checkOptions made sure one of the two is there.
     const verify = (hostVerify ?? verifyToken) as TokenVerifier;
     const config = resolveQuotaConfig({ ...counting, now, logger });
@@ -130,6 +137,12 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
       };
     }
     if (config.store.usage) adminParts.usage = { usage: config.store.usage, quota, storeTimeoutMs: config.storeTimeoutMs };
+    if (historyOptions !== false && config.store.history) {
+      const { flushIntervalMs, ...retention } = historyOptions;
+      history = createUsageRecorder({ store: config.store.history, retention, flushIntervalMs, now, logger });
+      adminParts.history = { history: config.store.history, retention, storeTimeoutMs: config.storeTimeoutMs };
+    }
+    const guardTelemetry = history ? recordingTelemetry(telemetry, history) : telemetry;
     const { paths: extraPaths, ...info } = options.apiDocument;
     const guarded = guardedRoutes();
     describeGuarded = (apiPath, doc) => guarded.add(apiPath, doc);
@@ -142,7 +155,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
         ...(extraPaths ? { extraPaths } : {}),
       }),
     );
-    guard = (request, apiPath) => guardRequest(request, quota, verify, apiPath, telemetry);
+    guard = (request, apiPath) => guardRequest(request, quota, verify, apiPath, guardTelemetry);
   }
 
   if (options.courier !== false) {
@@ -176,6 +189,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
     guard,
     describeGuarded,
     revokeGrants: (grants) => revokeGrants(grants),
+    close: async () => history?.close(),
     owns: (path) => router.owns(path),
     bodyLimit,
     routeTable: () => ({ routes: router.list().map(({ method, path }) => ({ method, path })), namespaces: router.namespacePrefixes() }),

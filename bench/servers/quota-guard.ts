@@ -1,6 +1,7 @@
 /**
  * Express + courier-platform's quota guard (`platform.quota()`) on GET /openapi/v1/ping, the
- * counters in the store chosen by BENCH_QUOTA_STORE (memory, redis, postgres). The OAuth server
+ * counters in the store chosen by BENCH_QUOTA_STORE (memory, redis, postgres); BENCH_QUOTA_HISTORY=off
+ * switches the usage history off (it is on by default, as in an application). The OAuth server
  * runs in the same process with its memory store, so validating the Bearer token costs the same
  * for every quota store and sends nothing to Redis or PostgreSQL. GET /__bench/stats reports the
  * PostgreSQL statements this process sent (bench only); the guarded route is exactly what a host runs.
@@ -28,7 +29,7 @@ const platform = courierPlatform({
   courier: false,
   oauth: benchOAuthOptions<express.Request>(url, requireEnv('BENCH_SIGNING_KEY')),
   // Finite limits no run comes near, so every call runs the whole check-and-charge path.
-  quota: { store, defaults: { minute: limit, day: limit, month: limit } },
+  quota: { store, defaults: { minute: limit, day: limit, month: limit }, ...(process.env.BENCH_QUOTA_HISTORY === 'off' ? { history: false as const } : {}) },
   logger: quietLogger(`guard-${kind}`),
 });
 await platform.platform.ready();

@@ -11,6 +11,7 @@ import type { Namespace, Route } from '../core/router.js';
 import { adminAccess } from './access.js';
 import { clientRoutes } from './clients.js';
 import { grantRoutes } from './grants.js';
+import { historyRoutes, type HistoryDeps } from './history.js';
 import { metricsRoutes } from './metrics.js';
 import { ruleRoutes, type RulesDeps } from './rules.js';
 import { usageRoutes, type UsageDeps } from './usage.js';
@@ -36,6 +37,8 @@ export interface AdminParts {
   quota?: Omit<RulesDeps, 'logger' | 'bodyLimit'>;
   /** Present while the quota is on and its store can list usage. */
   usage?: Omit<UsageDeps, 'logger' | 'now'>;
+  /** Present while the quota is on with its usage history. */
+  history?: Omit<HistoryDeps, 'clients' | 'now'>;
 }
 
 export function createAdmin(options: ResolvedAdminOptions, parts: AdminParts): { namespace: Namespace; routes: Route[] } {
@@ -49,5 +52,6 @@ export function createAdmin(options: ResolvedAdminOptions, parts: AdminParts): {
   }
   if (parts.quota) routes.push(...ruleRoutes(basePath, access, { ...parts.quota, logger, bodyLimit }));
   if (parts.usage) routes.push(...usageRoutes(basePath, access, { ...parts.usage, logger, now }));
+  if (parts.history) routes.push(...historyRoutes(basePath, access, { ...parts.history, now, ...(parts.oauth ? { clients: parts.oauth.clients.store } : {}) }));
   return { namespace: { prefix: basePath, formatError: errorEnvelope }, routes };
 }

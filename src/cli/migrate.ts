@@ -1,6 +1,6 @@
 /**
- * `courier-platform migrate`: the PostgreSQL schema of both stores (OAuth and quota), for a deploy
- * step that runs DDL so the application's stores can run with `migrate: false`
+ * `courier-platform migrate`: the PostgreSQL schema of both stores (OAuth, and quota with its usage
+ * history), for a deploy step that runs DDL so the application's stores can run with `migrate: false`
  * (docs/deployment.md). Idempotent: it only adds what is missing.
  */
 import { oauthMigrationSql } from '../oauth/store/postgres.js';
@@ -10,8 +10,8 @@ import { CliError, reasonOf } from './errors.js';
 
 const MIGRATE_HELP = `Usage: courier-platform migrate [--schema <name>] [--database-url <url>] [--print]
 
-Creates (or completes) the tables of the PostgreSQL OAuth store and quota store in one
-transaction, against DATABASE_URL (or --database-url).
+Creates (or completes) the tables of the PostgreSQL OAuth store and quota store (its usage
+history included) in one transaction, against DATABASE_URL (or --database-url).
 
   --schema <name>        the schema of both stores (default courier_platform)
   --database-url <url>   instead of the DATABASE_URL environment variable

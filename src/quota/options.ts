@@ -9,6 +9,7 @@ import { configurationError } from '../core/errors.js';
 import { consoleLogger, safeLogger, type Logger } from '../core/logger.js';
 import type { MaybePromise } from '../core/maybe-promise.js';
 import { basePathOption, countOption, functionOption, loggerOption, objectWith, positiveInteger, storeOption } from '../core/option-schemas.js';
+import { historyOptionsSchema, type HistoryOptions } from '../history/options.js';
 import { checkTimeZone, QuotaCalendar } from './periods.js';
 import { quotaDefaultsSchema, quotaRuleSchema, resolveRule, unsatisfiable, type QuotaDefaults, type QuotaRule, type RuleSource } from './rules.js';
 import { indexRules } from './static-rules.js';
@@ -67,10 +68,12 @@ export interface QuotaOptions {
   basePath?: string;
   /** Resolves a Bearer token to the calling application; needed only when the platform's own OAuth server is off. */
   verifyToken?: TokenVerifier;
+  /** Usage history per application and endpoint, by hour and day, in the quota store (docs/operator.md#usage-history); `false` switches it off. */
+  history?: HistoryOptions | false;
 }
 
 /** Options of `createQuotaService()`: the quota's own, plus the clock and logger the platform would pass. */
-export interface QuotaServiceOptions extends Omit<QuotaOptions, 'basePath' | 'verifyToken'> {
+export interface QuotaServiceOptions extends Omit<QuotaOptions, 'basePath' | 'verifyToken' | 'history'> {
   /** Time source (ms since the epoch). Default `Date.now`. */
   now?: Clock;
   /** Gets one warning per outage and one info when the store is back. Default: console. */
@@ -111,6 +114,7 @@ export const quotaOptionsSchema = z.strictObject({
   ...countingOptions,
   basePath: basePathOption.default('/openapi/v1'),
   verifyToken: functionOption<TokenVerifier>().optional(),
+  history: historyOptionsSchema,
 });
 
 /** `createQuotaService()`. */

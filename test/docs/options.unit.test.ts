@@ -109,9 +109,9 @@ describe('docs/options.md', () => {
     expect(rows.get(name)?.startsWith(`\`${literal(option.default)}\``), `${name}: ${rows.get(name)}`).toBe(true);
   });
 
-  it('createQuotaService takes the quota options but basePath and verifyToken, plus now and logger', () => {
-    const part = Object.keys(quotaOptionsSchema.shape).filter((key) => key !== 'basePath' && key !== 'verifyToken');
+  it('createQuotaService takes the quota options but basePath, verifyToken and history, plus now and logger', () => {
+    const part = Object.keys(quotaOptionsSchema.shape).filter((key) => !['basePath', 'verifyToken', 'history'].includes(key));
     expect(Object.keys(quotaServiceOptionsSchema.shape).sort()).toEqual([...part, 'now', 'logger'].sort());
-    expect(page).toMatch(/`createQuotaService\(options\)` takes the `quota` options above except `basePath` and\s+`verifyToken`, plus `now` and `logger`/);
+    expect(page).toMatch(/`createQuotaService\(options\)` takes the `quota` options above except `basePath`,\s+`verifyToken` and `history`, plus `now` and `logger`/);
   });
 });

@@ -47,6 +47,7 @@ describe.each(ADAPTERS)('the API document on $name', (adapter) => {
     const withAdmin = operationsOf(await fetchDocument(await host(adapter)));
     const without = operationsOf(await fetchDocument(await host(adapter, { admin: false })));
     expect(withAdmin).toContain('GET /admin/clients/{id}');
+    expect(withAdmin).toContain('GET /admin/usage/history');
     expect(without.filter((operation) => operation.includes('/admin/'))).toEqual([]);
     expect(withAdmin.filter((operation) => !operation.includes('/admin/'))).toEqual(without);
   });

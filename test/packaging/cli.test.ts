@@ -72,7 +72,7 @@ describe('courier-platform (the bin of the packed package)', () => {
   it('migrate --print: the SQL of both stores, brute-force table and consume function included; a bad schema is refused', () => {
     const printed = run(['migrate', '--print', '--schema', 'tenant_a']);
     expect(printed.status).toBe(0);
-    for (const part of ['"tenant_a".oauth_grants', '"tenant_a".oauth_rate_limits', '"tenant_a".oauth_used_once', '"tenant_a"."courier_quota_counter"', 'CREATE OR REPLACE FUNCTION']) {
+    for (const part of ['"tenant_a".oauth_grants', '"tenant_a".oauth_rate_limits', '"tenant_a".oauth_used_once', '"tenant_a"."courier_quota_counter"', '"tenant_a"."courier_usage_history"', 'CREATE OR REPLACE FUNCTION']) {
       expect(printed.stdout).toContain(part);
     }
     const bad = run(['migrate', '--print', '--schema', 'Tenant; DROP']);

@@ -15,6 +15,7 @@
  * guarded call costs one Map lookup, not one per period.
  */
 import { configurationError } from '../../core/errors.js';
+import { createMemoryHistoryStore } from '../../history/memory.js';
 import type { QuotaRule } from '../rules.js';
 import { checkConsumeRequest, ruleKey, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaBucket, type QuotaStore } from './types.js';
 
@@ -124,6 +125,7 @@ export function createMemoryQuotaStore(options: MemoryQuotaStoreOptions = {}): M
   const rules = new Map<string, QuotaRule>();
   const store: MemoryQuotaStore = {
     kind: 'memory',
+    history: createMemoryHistoryStore(),
     usage: {
       async paths(clientId, now) {
         const found: string[] = [];

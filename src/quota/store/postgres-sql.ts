@@ -31,6 +31,8 @@
  * LOCKED`: it never waits for a lock. The migration takes only an advisory lock.
  */
 
+import { historyMigrationSql } from '../../history/postgres.js';
+
 export const DEFAULT_SCHEMA = 'courier_platform';
 export const DEFAULT_TABLE = 'courier_quota_counter';
 
@@ -206,5 +208,6 @@ SELECT count(DISTINCT api_path)::int AS paths FROM gone`,
  */
 export function quotaMigrationSql(options: { schema?: string; table?: string } = {}): string {
   const sql = quotaSql(options.schema, options.table);
-  return [sql.createSchema, sql.createTable, sql.createIndex, sql.createRuleTable, sql.createConsume].map((statement) => `${statement};`).join('\n');
+  const statements = [sql.createSchema, sql.createTable, sql.createIndex, sql.createRuleTable, sql.createConsume].map((statement) => `${statement};`);
+  return [...statements, historyMigrationSql(options.schema ?? DEFAULT_SCHEMA)].join('\n');
 }

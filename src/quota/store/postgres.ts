@@ -11,6 +11,7 @@
  * path on the same row locks.
  */
 import type { PgPoolLike } from '../../core/store-clients.js';
+import { createPostgresHistoryStore, historyMigrationSql } from '../../history/postgres.js';
 import { batcher, type Batch } from './batches.js';
 import { DEFAULT_SCHEMA, DEFAULT_TABLE, quotaSql } from './postgres-sql.js';
 import type { MatchedRules, QuotaRule } from '../rules.js';
@@ -141,6 +142,7 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
         await client.query(sql.createTable);
         await client.query(sql.createIndex);
         await client.query(sql.createRuleTable);
+        await client.query(historyMigrationSql(schemaName));
         // Replacing a function needs its ownership: leave one that already has this body alone.
         const current = await client.query('SELECT prosrc FROM pg_proc WHERE oid = to_regprocedure($1)', [sql.consumeSignature]);
         if (current.rows[0]?.prosrc !== sql.consumeBody) await client.query(sql.createConsume);
@@ -226,6 +228,7 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
     kind: 'postgres',
     tableName: sql.table,
     migrate,
+    history: createPostgresHistoryStore({ pool, schema: schemaName, ready: ensureReady }),
     usage: {
       async paths(clientId, now) {
         await ensureReady();

@@ -19,6 +19,7 @@ import { configurationError } from '../../core/errors.js';
 import { PairCache } from '../../core/pair-cache.js';
 import { globEscape, scanKeys } from '../../core/redis-scan.js';
 import type { RedisLike } from '../../core/store-clients.js';
+import { createRedisHistoryStore } from '../../history/redis.js';
 import { scriptRunner } from './redis-script.js';
 import type { QuotaRule } from '../rules.js';
 import { checkConsumeRequest, ruleKey, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaBucket, type QuotaStore } from './types.js';
@@ -130,9 +131,11 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
     return key.slice(`{${prefix}:${encodeURIComponent(clientId)}:`.length, periodColon - 1);
   };
 
+  const history = createRedisHistoryStore({ client, prefix });
   return {
     kind: 'redis',
     keysFor,
+    ...(history ? { history } : {}),
     usage: {
       // Counters expire with their bucket (plus the grace): what SCAN finds is live or nearly.
       async paths(clientId) {

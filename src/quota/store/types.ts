@@ -6,6 +6,7 @@
  * rules or time zones: the service hands them the buckets of the current call, already computed.
  */
 import { configurationError } from '../../core/errors.js';
+import type { UsageHistoryStore } from '../../history/types.js';
 import type { QuotaPeriod } from '../periods.js';
 import type { MatchedRules, QuotaRule } from '../rules.js';
 
@@ -74,6 +75,8 @@ export interface QuotaStore {
   readonly rules?: QuotaRuleStore;
   /** What an application used, for the admin API. */
   readonly usage?: QuotaUsageStore;
+  /** Usage history by hour and day, beside the counters (docs/operator.md#usage-history). */
+  readonly history?: UsageHistoryStore;
 }
 
 /**

@@ -1,0 +1,89 @@
+/**
+ * Usage history (docs/operator.md#usage-history): admitted and rejected guarded calls per
+ * application, endpoint and UTC hour or day. The guard's process counts in memory
+ * (recorder.ts); a flush hands the counts to a history store, which adds them to what every
+ * other process sharing it wrote.
+ */
+
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
+
+export type HistoryStep = 'hour' | 'day';
+
+/** How long points are kept, in days. */
+export interface HistoryRetention {
+  hourlyDays: number;
+  dailyDays: number;
+}
+
+/** The calls of one application and endpoint in one UTC hour, as one process counted them. */
+export interface HourCount {
+  clientId: string;
+  apiPath: string;
+  /** Start of the UTC hour, ms. */
+  hour: number;
+  admitted: number;
+  rejected: number;
+}
+
+/** One stored point: an hour's or a day's calls of one endpoint. */
+export interface HistoryPoint {
+  apiPath: string;
+  step: HistoryStep;
+  /** Start of the UTC hour or day, ms. */
+  start: number;
+  admitted: number;
+  rejected: number;
+}
+
+export interface HistoryQuery {
+  clientId: string;
+  /** Normalised; every endpoint of the client when absent. */
+  apiPath?: string;
+  step: HistoryStep;
+  /** Bucket starts from `from` (inclusive) to `to` (exclusive), UTC ms. */
+  from: number;
+  to: number;
+}
+
+/** Where the history lives: memory, Redis or PostgreSQL, the same place as the quota counters. */
+export interface UsageHistoryStore {
+  readonly kind: string;
+  /**
+   * Adds the hourly counts (each row's key unique in `counts`) to their hours and days, and
+   * forgets what is older than the retention at `now`. One round trip where the store allows.
+   */
+  add(counts: readonly HourCount[], now: number, retention: HistoryRetention): Promise<void>;
+  /** The stored points of the query's range, in no particular order; buckets without calls may be missing. */
+  read(query: HistoryQuery): Promise<HistoryPoint[]>;
+}
+
+export const stepMs = (step: HistoryStep): number => (step === 'hour' ? HOUR_MS : DAY_MS);
+
+/** Start of the UTC hour or day that holds `ms` (UTC has no leap seconds in epoch ms). */
+export const startOf = (step: HistoryStep, ms: number): number => ms - (ms % stepMs(step));
+
+/** The first bucket start still kept at `now`. */
+export function keptFrom(step: HistoryStep, now: number, retention: HistoryRetention): number {
+  const days = step === 'hour' ? retention.hourlyDays : retention.dailyDays;
+  return startOf(step, now) - days * DAY_MS;
+}
+
+/** The hourly counts and the daily sums they make, each key once. */
+export function pointsOf(counts: readonly HourCount[]): (HistoryPoint & { clientId: string })[] {
+  const days = new Map<string, HistoryPoint & { clientId: string }>();
+  const out: (HistoryPoint & { clientId: string })[] = [];
+  for (const count of counts) {
+    const { clientId, apiPath, admitted, rejected } = count;
+    out.push({ clientId, apiPath, step: 'hour', start: count.hour, admitted, rejected });
+    const day = startOf('day', count.hour);
+    const key = JSON.stringify([clientId, apiPath, day]);
+    const sum = days.get(key);
+    if (sum) {
+      sum.admitted += admitted;
+      sum.rejected += rejected;
+    } else days.set(key, { clientId, apiPath, step: 'day', start: day, admitted, rejected });
+  }
+  out.push(...days.values());
+  return out;
+}

@@ -1,0 +1,151 @@
+/**
+ * The usage history stores (src/history): what two processes add is read back by hour and day,
+ * per endpoint; retention; round trips per flush; the PostgreSQL table in the quota migration;
+ * a Redis Cluster with the applications spread over its masters.
+ */
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { migrationSql } from '../../src/cli/migrate.js';
+import type { HourCount, UsageHistoryStore } from '../../src/history/types.js';
+import { createMemoryQuotaStore, createPostgresQuotaStore, createRedisQuotaStore, quotaMigrationSql, type QuotaStore } from '../../src/quota/index.js';
+import { describeRedisCluster, scanKeys, useRedisCluster } from '../support/redis-cluster.js';
+import { databaseUrl, describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const RETENTION = { hourlyDays: 35, dailyDays: 400 };
+/** 2031-05-31T22:00Z: the next hours cross a day and a month. */
+const T = Date.UTC(2031, 4, 31, 22);
+
+const count = (clientId: string, apiPath: string, hour: number, admitted: number, rejected = 0): HourCount => ({ clientId, apiPath, hour, admitted, rejected });
+const historyOf = (store: QuotaStore): UsageHistoryStore => store.history!;
+const byStart = <P extends { start: number; apiPath: string }>(points: P[]) => [...points].sort((a, b) => a.start - b.start || a.apiPath.localeCompare(b.apiPath));
+
+/** Every store: two instances on the same data, as two processes. */
+function describeHistoryStore(name: string, make: () => QuotaStore) {
+  describe(`usage history on ${name}`, () => {
+    const opened = { make };
+
+    it('adds what two processes counted, by hour and by UTC day, per endpoint', async () => {
+      const [one, two] = [historyOf(opened.make()), historyOf(opened.make())];
+      const app = uniqueName('app');
+      await one.add([count(app, '/a', T, 2, 1), count(app, '/b', T, 1), count(app, '/a', T + HOUR, 1)], T + HOUR, RETENTION);
+      await two.add([count(app, '/a', T, 3), count(app, '/a', T + 2 * HOUR, 0, 4), count('someone-else', '/a', T, 9)], T + 2 * HOUR, RETENTION);
+
+      const hours = await one.read({ clientId: app, step: 'hour', from: T, to: T + 3 * HOUR });
+      expect(byStart(hours)).toEqual([
+        { apiPath: '/a', step: 'hour', start: T, admitted: 5, rejected: 1 },
+        { apiPath: '/b', step: 'hour', start: T, admitted: 1, rejected: 0 },
+        { apiPath: '/a', step: 'hour', start: T + HOUR, admitted: 1, rejected: 0 },
+        { apiPath: '/a', step: 'hour', start: T + 2 * HOUR, admitted: 0, rejected: 4 },
+      ]);
+      const days = await two.read({ clientId: app, apiPath: '/a', step: 'day', from: T - 22 * HOUR, to: T + 2 * DAY });
+      expect(byStart(days)).toEqual([
+        { apiPath: '/a', step: 'day', start: T - 22 * HOUR, admitted: 6, rejected: 1 },
+        { apiPath: '/a', step: 'day', start: T + 2 * HOUR, admitted: 0, rejected: 4 },
+      ]);
+      // The range is [from, to).
+      expect(await one.read({ clientId: app, step: 'hour', from: T + HOUR, to: T + 2 * HOUR })).toHaveLength(1);
+    });
+
+    it('does not write hours or days already past their retention', async () => {
+      const history = historyOf(opened.make());
+      const app = uniqueName('old');
+      const now = T + 2 * DAY;
+      await history.add([count(app, '/a', T - 3 * DAY, 1)], now, { hourlyDays: 1, dailyDays: 2 });
+      expect(await history.read({ clientId: app, step: 'hour', from: 0, to: now })).toEqual([]);
+      expect(await history.read({ clientId: app, step: 'day', from: 0, to: now })).toEqual([]);
+    });
+  });
+}
+
+const memory = createMemoryQuotaStore();
+describeHistoryStore('memory', () => memory);
+
+describeRedis('Redis', () => {
+  const client = new Redis(redisUrl!);
+  const prefix = uniqueName('history_store');
+  afterAll(async () => {
+    const keys = await client.keys(`*${prefix}*`);
+    if (keys.length > 0) await client.del(...keys);
+    await client.quit();
+  });
+  describeHistoryStore('Redis', () => createRedisQuotaStore({ client, prefix }));
+
+  it('sends a flush of many applications as one pipeline', async () => {
+    let pipelines = 0;
+    const counted = new Proxy(client, {
+      get(target, key, receiver) {
+        if (key === 'pipeline') return () => (pipelines++, target.pipeline());
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    const history = historyOf(createRedisQuotaStore({ client: counted, prefix }));
+    await history.add(Array.from({ length: 50 }, (_, i) => count(`many-${i}`, '/a', T, 1)), T, RETENTION);
+    expect(pipelines).toBe(1);
+  });
+});
+
+describePostgres('PostgreSQL', () => {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+  const schemas: string[] = [];
+  const schema = () => {
+    schemas.push(uniqueName('history'));
+    return schemas.at(-1)!;
+  };
+  const shared = schema();
+  afterAll(async () => {
+    for (const name of schemas) await pool.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`);
+    await pool.end();
+  });
+  describeHistoryStore('PostgreSQL', () => createPostgresQuotaStore({ pool, schema: shared }));
+
+  it('writes a flush in one statement, and deletes old rows at most once an hour', async () => {
+    const own = schema();
+    const store = createPostgresQuotaStore({ pool, schema: own });
+    await store.migrate();
+    const statements: string[] = [];
+    const counted = { query: (text: string, values?: unknown[]) => (statements.push(text.split(/\s/)[0]!), pool.query(text, values)), connect: () => pool.connect() };
+    const history = historyOf(createPostgresQuotaStore({ pool: counted, schema: own, migrate: false }));
+    const rows = Array.from({ length: 50 }, (_, i) => count(`many-${i}`, '/a', T, 1));
+    await history.add(rows, T, RETENTION);
+    expect(statements).toEqual(['INSERT', 'DELETE']);
+    await history.add(rows, T + 10_000, RETENTION);
+    expect(statements).toEqual(['INSERT', 'DELETE', 'INSERT']);
+    await history.add(rows, T + HOUR, RETENTION);
+    expect(statements.slice(3)).toEqual(['INSERT', 'DELETE']);
+  });
+
+  it('finds its table made by quotaMigrationSql and by `courier-platform migrate`', async () => {
+    const own = schema();
+    expect(migrationSql(own)).toContain(`"${own}"."courier_usage_history"`);
+    await pool.query(quotaMigrationSql({ schema: own }));
+    const history = historyOf(createPostgresQuotaStore({ pool, schema: own, migrate: false }));
+    await history.add([count('app', '/a', T, 1)], T, RETENTION);
+    expect(await history.read({ clientId: 'app', step: 'day', from: 0, to: T + DAY })).toHaveLength(1);
+  });
+});
+
+describeRedisCluster('usage history on a Redis Cluster of three masters', () => {
+  const redis = useRedisCluster();
+
+  it("keeps each application's keys on one master, spreads applications over all, and reads them back", async () => {
+    const prefix = uniqueName('history');
+    const history = historyOf(createRedisQuotaStore({ client: redis.client, prefix }));
+    const ids = Array.from({ length: 30 }, (_, i) => `app-{${i}}`);
+    await history.add(
+      ids.flatMap((id) => [count(id, '/a', T, 1), count(id, '/a', T + 3 * HOUR, 2)]),
+      T + 3 * HOUR,
+      RETENTION,
+    );
+    const perMaster = await Promise.all(redis.client.nodes('master').map((node) => scanKeys(node, `{${prefix}:h:*`)));
+    expect(perMaster.map((keys) => keys.length > 0)).toEqual([true, true, true]);
+    for (const id of ids) {
+      const tag = `{${prefix}:h:${encodeURIComponent(id)}}:`;
+      expect(perMaster.filter((keys) => keys.some((key) => key.startsWith(tag))), id).toHaveLength(1);
+      const days = await history.read({ clientId: id, step: 'day', from: T - 22 * HOUR, to: T + 2 * DAY });
+      expect(days.map((point) => point.admitted)).toEqual(expect.arrayContaining([1, 2]));
+    }
+  });
+});

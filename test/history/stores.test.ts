@@ -9,7 +9,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { migrationSql } from '../../src/cli/migrate.js';
 import type { HourCount, UsageHistoryStore } from '../../src/history/types.js';
 import { createMemoryQuotaStore, createPostgresQuotaStore, createRedisQuotaStore, quotaMigrationSql, type QuotaStore } from '../../src/quota/index.js';
-import { describeRedisCluster, scanKeys, useRedisCluster } from '../support/redis-cluster.js';
 import { databaseUrl, describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
 
 const HOUR = 3_600_000;
@@ -127,25 +126,3 @@ describePostgres('PostgreSQL', () => {
   });
 });
 
-describeRedisCluster('usage history on a Redis Cluster of three masters', () => {
-  const redis = useRedisCluster();
-
-  it("keeps each application's keys on one master, spreads applications over all, and reads them back", async () => {
-    const prefix = uniqueName('history');
-    const history = historyOf(createRedisQuotaStore({ client: redis.client, prefix }));
-    const ids = Array.from({ length: 30 }, (_, i) => `app-{${i}}`);
-    await history.add(
-      ids.flatMap((id) => [count(id, '/a', T, 1), count(id, '/a', T + 3 * HOUR, 2)]),
-      T + 3 * HOUR,
-      RETENTION,
-    );
-    const perMaster = await Promise.all(redis.client.nodes('master').map((node) => scanKeys(node, `{${prefix}:h:*`)));
-    expect(perMaster.map((keys) => keys.length > 0)).toEqual([true, true, true]);
-    for (const id of ids) {
-      const tag = `{${prefix}:h:${encodeURIComponent(id)}}:`;
-      expect(perMaster.filter((keys) => keys.some((key) => key.startsWith(tag))), id).toHaveLength(1);
-      const days = await history.read({ clientId: id, step: 'day', from: T - 22 * HOUR, to: T + 2 * DAY });
-      expect(days.map((point) => point.admitted)).toEqual(expect.arrayContaining([1, 2]));
-    }
-  });
-});

@@ -28,6 +28,7 @@ export {
   type FieldIssue,
 } from './core/errors.js';
 export { ERROR_CODES, type ErrorCode } from './error-codes.js';
+export { StoreBusyError, StoreFailedError, StoreTimeoutError, type StoreCallError } from './core/store-errors.js';
 export { OAuthUnavailableError, type OAuthErrorCode } from './oauth/errors.js';
 export { canonicalString, md5Signer, hmacSha256Signer, type Signer, type SignerOption, type SignFields } from './courier/signing.js';
 export type { CourierTransport, UpstreamCall } from './courier/transport.js';

@@ -1,45 +1,91 @@
 /**
- * A deadline on every call to a shared store (Redis, PostgreSQL, the host's own), and one log
- * line per outage instead of one per failed request. A call that fails or misses its deadline
- * rejects with a StoreUnavailableError, which every endpoint answers as 503 with `Retry-After`;
- * the next call tries the store again, so the service heals as soon as the store is back.
+ * The one deadline-and-outage mechanism of every shared-store call: the OAuth store, the quota
+ * store and rule source, and the admin API's store calls (docs/stores.md#deadlines-and-outages).
+ *
+ * - The deadline measures the store: it starts when the call leaves the local queue in front of
+ *   the store's connections (store-lane.ts), or when a store that batches calls says it sent one.
+ * - Late is not failing. A call with no answer at its deadline waits up to the deadline once more
+ *   ("well past the deadline") before it fails with a StoreTimeoutError: a slow store still
+ *   decides. A call that fails, or runs out of that time, starts an outage; during an outage a
+ *   call fails at its deadline, and the calls still waiting fail at once.
+ * - One warning when an outage starts and one notice when a call issued after it succeeds,
+ *   however many calls fail in between; `onError` hears every failed call (the metrics).
+ * - A call shed by the local queue (StoreBusyError) is load: it fails alone and starts no outage.
  */
 import { StoreUnavailableError } from './errors.js';
 import { isThenable } from './maybe-promise.js';
 import type { Logger } from './logger.js';
+import { isStoreCallError, StoreBusyError, StoreFailedError, StoreTimeoutError, type StoreCallError } from './store-errors.js';
+import type { StoreLane } from './store-lane.js';
 
 export interface StoreGuardOptions {
-  /** Names the store in the log, e.g. `OAuth store (redis)`. */
+  /** Names the store in the log and in errors, e.g. `OAuth store (redis)`. */
   name: string;
   timeoutMs: number;
   logger: Logger;
-  /** Hears every failed or late call (the metrics count them). */
+  /** Hears every failed or timed-out call (the metrics count them). */
   onError?: () => void;
+  /** The local queue in front of the store's connections: waiting there does not count against the deadline. */
+  lane?: StoreLane;
+  /** What the service does while the store is away, for the warning. Default: answering 503 until it is back. */
+  meanwhile?: string;
+  /** The clock the outage's length is measured with. Default `Date.now`. */
+  now?: () => number;
+  /** Fields every log line about this store carries (they may replace `store`, which is `name` by default). */
+  fields?: Record<string, unknown>;
+}
+
+/** What a store that queues calls itself (a batch) tells the guard. */
+export interface StoreCall {
+  /** The call waits locally (for a batch in flight, for a connection): its deadline stops. */
+  waiting(): void;
+  /** The call went to the store: its deadline starts now. */
+  sent(): void;
 }
 
 export interface StoreGuard {
-  /** Resolves with `work`, or rejects with a StoreUnavailableError when it fails or is late. */
+  readonly name: string;
+  /** True when calls wait in a lane before they start. */
+  readonly queues: boolean;
+  /** True from the failure that started an outage until a later call succeeds. */
+  readonly degraded: boolean;
+  /**
+   * Resolves with `work`'s answer, or rejects with a StoreFailedError, StoreTimeoutError or
+   * StoreBusyError. With `queued: true` the work enters no lane: it queues by itself and says when
+   * it sent the call.
+   */
+  ask<T>(work: (call: StoreCall) => Promise<T>, options?: { queued?: boolean }): Promise<T>;
+  /** `ask`, with every failure answered as a 503 StoreUnavailableError (its `cause` says why). */
   run<T>(work: () => Promise<T>): Promise<T>;
   /** Runs `action` when the current outage ends (at once when there is none). */
   whenBack(action: () => void): void;
+  /** A store that answered in process (no promise) failed: counted and logged like a call; answers the error to report. */
+  failedNow(error: unknown): StoreCallError;
+  /** A store that answered in process succeeded. */
+  succeededNow(): void;
 }
 
-export function createStoreGuard({ name, timeoutMs, logger, onError }: StoreGuardOptions): StoreGuard {
+export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
+  const { name, timeoutMs, logger, onError, lane, meanwhile = 'answering 503 until it is back', fields = {}, now = Date.now } = options;
   // Calls are numbered so that a straggler does not fake a change: a call issued before the
   // outage was seen cannot end it, and one issued before the recovery cannot start a new one.
   let issued = 0;
   let healedAfter = 0;
   let outage: { seenAfter: number; since: number } | undefined;
   let waiting: (() => void)[] = [];
+  /** Calls past their deadline, waiting for the store once more: they fail at once if an outage starts. */
+  const late = new Set<() => void>();
 
-  const failed = (call: number, error: unknown): void => {
+  const failed = (call: number, error: StoreCallError): void => {
+    onError?.();
     if (outage || call <= healedAfter) return;
-    outage = { seenAfter: issued, since: Date.now() };
-    logger.warn({ store: name, err: error }, `${name} unavailable: answering 503 until it is back`);
+    outage = { seenAfter: issued, since: now() };
+    logger.warn({ store: name, ...fields, err: error }, `${name} unavailable: ${meanwhile}`);
+    for (const expire of [...late]) expire();
   };
   const succeeded = (call: number): void => {
     if (!outage || call <= outage.seenAfter) return;
-    logger.info({ store: name, unavailableForMs: Date.now() - outage.since }, `${name} available again`);
+    logger.info({ store: name, ...fields, unavailableForMs: Math.max(0, now() - outage.since) }, `${name} available again`);
     outage = undefined;
     healedAfter = issued;
     const actions = waiting;
@@ -47,50 +93,117 @@ export function createStoreGuard({ name, timeoutMs, logger, onError }: StoreGuar
     for (const action of actions) action();
   };
 
+  const attempt = <T>(work: (call: StoreCall) => Promise<T>): Promise<T> => {
+    const call = ++issued;
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      let timer: NodeJS.Timeout | undefined;
+      const stop = () => {
+        settled = true;
+        clearTimeout(timer);
+        late.delete(expire);
+      };
+      const fail = (error: StoreCallError) => {
+        if (settled) return;
+        stop();
+        if (!(error instanceof StoreBusyError)) failed(call, error);
+        reject(error);
+      };
+      function expire(): void {
+        fail(new StoreTimeoutError(name, late.has(expire) ? 2 * timeoutMs : timeoutMs));
+      }
+      // An answer that arrived while this process was busy is read before the deadline is judged:
+      // the poll phase runs between this timer and the check.
+      const judge = () =>
+        setImmediate(() => {
+          if (settled) return;
+          if (outage || late.has(expire)) return expire();
+          late.add(expire);
+          arm();
+        });
+      const arm = () => {
+        clearTimeout(timer);
+        timer = setTimeout(judge, timeoutMs);
+        timer.unref?.();
+      };
+      const handle: StoreCall = {
+        waiting: () => {
+          if (!settled) clearTimeout(timer);
+        },
+        sent: () => {
+          if (!settled) arm();
+        },
+      };
+      arm();
+      let pending: Promise<T>;
+      try {
+        pending = work(handle);
+      } catch (error) {
+        fail(isStoreCallError(error) ? error : new StoreFailedError(name, error));
+        return;
+      }
+      pending.then(
+        (value) => {
+          if (settled) return;
+          stop();
+          succeeded(call);
+          resolve(value);
+        },
+        (error: unknown) => fail(isStoreCallError(error) ? error : new StoreFailedError(name, error)),
+      );
+    });
+  };
+
+  const ask = <T>(work: (call: StoreCall) => Promise<T>, options?: { queued?: boolean }): Promise<T> => {
+    if (!lane || options?.queued) return attempt(work);
+    return lane.enter(name).then((release) => {
+      const answer = attempt(work);
+      answer.then(release, release);
+      return answer;
+    });
+  };
+
   return {
+    name,
+    queues: lane !== undefined,
+    get degraded() {
+      return outage !== undefined;
+    },
+    ask,
+    run: (work) =>
+      ask(work).catch((error: unknown) => {
+        throw new StoreUnavailableError(name, error);
+      }),
     whenBack(action) {
       if (outage) waiting.push(action);
       else action();
     },
-    run<T>(work: () => Promise<T>): Promise<T> {
-      const call = ++issued;
-      return new Promise<T>((resolve, reject) => {
-        const fail = (error: unknown) => {
-          clearTimeout(timer);
-          failed(call, error);
-          onError?.();
-          reject(error instanceof StoreUnavailableError ? error : new StoreUnavailableError(name, error));
-        };
-        const timer = setTimeout(() => fail(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-        timer.unref?.();
-        let pending: Promise<T>;
-        try {
-          pending = work();
-        } catch (error) {
-          fail(error);
-          return;
-        }
-        pending.then((value) => {
-          clearTimeout(timer);
-          succeeded(call);
-          resolve(value);
-        }, fail);
-      });
+    failedNow(error) {
+      const failure = isStoreCallError(error) ? error : new StoreFailedError(name, error);
+      if (!(failure instanceof StoreBusyError)) failed(++issued, failure);
+      return failure;
+    },
+    succeededNow() {
+      // Cheap enough for every in-process answer: nothing happens outside an outage.
+      if (outage) succeeded(++issued);
     },
   };
 }
 
 /**
  * The same object with every method that returns a promise run through the guard; synchronous
- * answers (the memory store's) and other properties pass through untouched.
+ * answers (the memory store's) and other properties pass through untouched. With a lane, a
+ * method is called only once it has a connection: its answer is a promise either way.
  */
 export function guardMethods<T extends object>(target: T, guard: StoreGuard): T {
   return new Proxy(target, {
     get(object, key, receiver) {
       const value: unknown = Reflect.get(object, key, receiver);
       if (typeof value !== 'function') return value;
+      const method = value as (...a: unknown[]) => unknown;
+      if (guard.queues) return (...args: unknown[]) => guard.run(() => Promise.resolve(method.apply(object, args)));
       return (...args: unknown[]) => {
-        const answer: unknown = (value as (...a: unknown[]) => unknown).apply(object, args);
+        const answer: unknown = method.apply(object, args);
         return isThenable(answer) ? guard.run(() => Promise.resolve(answer)) : answer;
       };
     },

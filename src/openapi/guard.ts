@@ -56,7 +56,6 @@ const tokenCheckFailed = (error: unknown): GuardVerdict => refusal(tokenCheckErr
 
 function verdictOf(decision: QuotaDecision, identity: QuotaIdentity, telemetry: Telemetry): GuardVerdict {
   telemetry.guardedCall(identity.clientId, decision.apiPath, decision.outcome === 'store_unavailable' ? 'store_error' : decision.outcome);
-  if (decision.outcome === 'store_unavailable' || decision.source === 'insurance') telemetry.storeError('quota store');
   const verdict = guardVerdict(decision);
   return verdict.pass ? { pass: true, headers: verdict.headers, identity } : verdict;
 }

@@ -19,6 +19,7 @@ import { configurationError } from '../../core/errors.js';
 import { PairCache } from '../../core/pair-cache.js';
 import { globEscape, scanKeys } from '../../core/redis-scan.js';
 import type { RedisLike } from '../../core/store-clients.js';
+import { redisConnection, type StoreConnection } from '../../core/store-connection.js';
 import { scriptRunner } from './redis-script.js';
 import type { QuotaRule } from '../rules.js';
 import { checkConsumeRequest, ruleKey, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaBucket, type QuotaStore } from './types.js';
@@ -44,6 +45,7 @@ export interface RedisQuotaStoreOptions {
 
 export interface RedisQuotaStore extends QuotaStore {
   readonly kind: 'redis';
+  readonly connection: StoreConnection;
   /** The keys of one client and path; for tests and operators. */
   keysFor(clientId: string, apiPath: string, buckets: readonly { period: string; start: number }[]): string[];
 }
@@ -132,6 +134,7 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
 
   return {
     kind: 'redis',
+    connection: redisConnection(client),
     keysFor,
     usage: {
       // Counters expire with their bucket (plus the grace): what SCAN finds is live or nearly.

@@ -4,10 +4,12 @@
  *
  * - The deadline measures the store: it starts when the call leaves the local queue in front of
  *   the store's connections (store-lane.ts), or when a store that batches calls says it sent one.
- * - Late is not failing. A call with no answer at its deadline waits up to the deadline once more
- *   ("well past the deadline") before it fails with a StoreTimeoutError: a slow store still
- *   decides. A call that fails, or runs out of that time, starts an outage; during an outage a
- *   call fails at its deadline, and the calls still waiting fail at once.
+ * - Late is not failing. A call with no answer at its deadline keeps waiting while the store
+ *   answers other calls: it fails with a StoreTimeoutError only once it has waited twice its
+ *   deadline with no answer to any call for a whole deadline (the store is silent, not slow), or
+ *   after LATE_LIMIT deadlines whatever else happens. A call that fails that way, or with an
+ *   error, starts an outage; during an outage a call fails at its deadline, and the calls still
+ *   waiting fail at once.
  * - One warning when an outage starts and one notice when a call issued after it succeeds,
  *   however many calls fail in between; `onError` hears every failed call (the metrics).
  * - A call shed by the local queue (StoreBusyError) is load: it fails alone and starts no outage.
@@ -17,6 +19,9 @@ import { isThenable } from './maybe-promise.js';
 import type { Logger } from './logger.js';
 import { isStoreCallError, StoreBusyError, StoreFailedError, StoreTimeoutError, type StoreCallError } from './store-errors.js';
 import type { StoreLane } from './store-lane.js';
+
+/** A late call gives up after this many deadlines, even while the store answers other calls. */
+export const LATE_LIMIT = 10;
 
 export interface StoreGuardOptions {
   /** Names the store in the log and in errors, e.g. `OAuth store (redis)`. */
@@ -41,6 +46,8 @@ export interface StoreCall {
   waiting(): void;
   /** The call went to the store: its deadline starts now. */
   sent(): void;
+  /** True while the store is known to be failing: then the call should not wait for a connection. */
+  readonly failing: boolean;
 }
 
 export interface StoreGuard {
@@ -75,6 +82,8 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
   let waiting: (() => void)[] = [];
   /** Calls past their deadline, waiting for the store once more: they fail at once if an outage starts. */
   const late = new Set<() => void>();
+  /** When the store last answered a call (with a value or an error), by performance.now(). */
+  let answeredAt = -Infinity;
 
   const failed = (call: number, error: StoreCallError): void => {
     onError?.();
@@ -98,6 +107,7 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
     return new Promise<T>((resolve, reject) => {
       let settled = false;
       let timer: NodeJS.Timeout | undefined;
+      let sentAt = performance.now();
       const stop = () => {
         settled = true;
         clearTimeout(timer);
@@ -110,20 +120,25 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
         reject(error);
       };
       function expire(): void {
-        fail(new StoreTimeoutError(name, late.has(expire) ? 2 * timeoutMs : timeoutMs));
+        fail(new StoreTimeoutError(name, timeoutMs));
       }
       // An answer that arrived while this process was busy is read before the deadline is judged:
       // the poll phase runs between this timer and the check.
       const judge = () =>
         setImmediate(() => {
           if (settled) return;
-          if (outage || late.has(expire)) return expire();
+          const at = performance.now();
+          const waited = at - sentAt;
+          const silent = at - answeredAt >= timeoutMs;
+          if (outage || (silent && waited >= 2 * timeoutMs) || waited >= LATE_LIMIT * timeoutMs) return expire();
           late.add(expire);
-          arm();
+          // Judged again when the store has been silent for a deadline, or at the limits.
+          const next = Math.max(2 * timeoutMs - waited, answeredAt + timeoutMs - at, 1);
+          arm(Math.min(next, LATE_LIMIT * timeoutMs - waited));
         });
-      const arm = () => {
+      const arm = (ms = timeoutMs) => {
         clearTimeout(timer);
-        timer = setTimeout(judge, timeoutMs);
+        timer = setTimeout(judge, ms);
         timer.unref?.();
       };
       const handle: StoreCall = {
@@ -131,7 +146,12 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
           if (!settled) clearTimeout(timer);
         },
         sent: () => {
-          if (!settled) arm();
+          if (settled) return;
+          sentAt = performance.now();
+          arm();
+        },
+        get failing() {
+          return outage !== undefined;
         },
       };
       arm();
@@ -144,19 +164,23 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
       }
       pending.then(
         (value) => {
+          answeredAt = performance.now();
           if (settled) return;
           stop();
           succeeded(call);
           resolve(value);
         },
-        (error: unknown) => fail(isStoreCallError(error) ? error : new StoreFailedError(name, error)),
+        (error: unknown) => {
+          if (!(error instanceof StoreBusyError)) answeredAt = performance.now();
+          fail(isStoreCallError(error) ? error : new StoreFailedError(name, error));
+        },
       );
     });
   };
 
   const ask = <T>(work: (call: StoreCall) => Promise<T>, options?: { queued?: boolean }): Promise<T> => {
     if (!lane || options?.queued) return attempt(work);
-    return lane.enter(name).then((release) => {
+    return lane.enter(name, outage === undefined).then((release) => {
       const answer = attempt(work);
       answer.then(release, release);
       return answer;

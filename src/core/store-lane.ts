@@ -3,9 +3,9 @@
  * `max` connections; a call that finds them all busy waits here, in arrival order, instead of in
  * the pool, so a store call's deadline starts when it gets a connection: time spent behind other
  * calls of this process is load, not an outage. The queue is bounded: a call that would wait
- * behind more than MAX_WAITING others, or longer than the pool's `connectionTimeoutMillis`
- * (DEFAULT_WAIT_MS without one), is shed with a StoreBusyError, which is answered 503 with
- * `Retry-After`.
+ * behind MAX_WAITING others, or longer than MAX_WAIT_MS, is shed with a StoreBusyError, which is
+ * answered 503 with `Retry-After`. While the store is known to be failing nothing waits: a call
+ * that finds every connection busy is shed at once.
  *
  * One lane per pool, whoever uses it (the OAuth store, the quota store, the admin API): the width
  * is the pool's, so the pool itself never queues.
@@ -14,14 +14,17 @@ import { StoreBusyError } from './store-errors.js';
 
 /** Calls that may wait for a connection of one pool at once; one more is shed. */
 export const MAX_WAITING = 1000;
-/** How long a call may wait for a connection when the pool sets no `connectionTimeoutMillis`. */
-export const DEFAULT_WAIT_MS = 10_000;
+/** How long a call may wait for a connection before it is shed. */
+export const MAX_WAIT_MS = 10_000;
 
 export interface StoreLane {
   /** Connections the pool opens at most. */
   readonly width: number;
-  /** Resolves with the function that gives the connection back; rejects with a StoreBusyError past the bound. */
-  enter(store: string): Promise<() => void>;
+  /**
+   * Resolves with the function that gives the connection back; rejects with a StoreBusyError past
+   * the bound, or at once with `wait: false` when every connection is busy.
+   */
+  enter(store: string, wait?: boolean): Promise<() => void>;
 }
 
 interface Waiter {
@@ -53,11 +56,12 @@ export function createStoreLane(width: number, maxWaitMs: number): StoreLane {
 
   return {
     width,
-    enter(store) {
+    enter(store, wait = true) {
       if (busy < width) {
         busy++;
         return Promise.resolve(releaser());
       }
+      if (!wait) return Promise.reject(new StoreBusyError(store, `all of its ${width} connections are busy while it is failing`));
       if (waiting.length >= MAX_WAITING) {
         return Promise.reject(new StoreBusyError(store, `${MAX_WAITING} calls already wait for one of its ${width} connections`));
       }
@@ -80,7 +84,7 @@ export function createStoreLane(width: number, maxWaitMs: number): StoreLane {
 interface PoolSettings {
   connect?: unknown;
   totalCount?: unknown;
-  options?: { max?: unknown; connectionTimeoutMillis?: unknown };
+  options?: { max?: unknown };
 }
 
 const lanes = new WeakMap<object, StoreLane>();
@@ -91,10 +95,8 @@ export function laneOfPool(pool: object): StoreLane | undefined {
   if (typeof settings.connect !== 'function' || (typeof settings.totalCount !== 'number' && typeof settings.options?.max !== 'number')) return undefined;
   let lane = lanes.get(pool);
   if (!lane) {
-    const { max, connectionTimeoutMillis } = settings.options ?? {};
-    const width = typeof max === 'number' && max > 0 ? max : 10;
-    const wait = typeof connectionTimeoutMillis === 'number' && connectionTimeoutMillis > 0 ? connectionTimeoutMillis : DEFAULT_WAIT_MS;
-    lane = createStoreLane(width, wait);
+    const { max } = settings.options ?? {};
+    lane = createStoreLane(typeof max === 'number' && max > 0 ? max : 10, MAX_WAIT_MS);
     lanes.set(pool, lane);
   }
   return lane;

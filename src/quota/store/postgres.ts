@@ -81,6 +81,12 @@ function toNumber(value: unknown): number {
 
 const noop = (): void => {};
 
+/** A concurrent CREATE SCHEMA of the same name won: PostgreSQL's catalog answers a unique violation. */
+function schemaRace(error: unknown): boolean {
+  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
+  return code === '23505' && constraint === 'pg_namespace_nspname_index';
+}
+
 function nonNegativeInteger(value: number, name: string): number {
   if (!Number.isSafeInteger(value) || value < 0) throw new TypeError(`postgres quota store: ${name} must be a non-negative integer`);
   return value;
@@ -172,7 +178,9 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
 
   const ensureReady = (): Promise<void> => {
     if (!autoMigrate) return Promise.resolve();
-    ready ??= migrate().catch((error: unknown) => {
+    // Two processes (or this store and the OAuth store) may create the schema at the same instant:
+    // the loser sees the winner's schema on its second try.
+    ready ??= migrate().catch((error: unknown) => (schemaRace(error) ? migrate() : Promise.reject(error))).catch((error: unknown) => {
       ready = undefined; // try again on the next call
       throw error;
     });
@@ -198,7 +206,7 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
   const send = async ({ request, calls }: Batch<ConsumeRequest, Call>): Promise<void> => {
     let release: (() => void) | undefined;
     try {
-      release = await lane?.enter('quota store');
+      release = await lane?.enter('quota store', !calls.some((call) => call.guarded?.failing));
     } catch (error) {
       for (const call of calls) call.reject(error);
       return;

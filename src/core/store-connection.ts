@@ -7,6 +7,7 @@
  *
  * Memoised per client object: the OAuth and the quota store usually share one pool or client.
  */
+import { connect as tcpConnect } from 'node:net';
 import type { PgQueryable, RedisLike } from './store-clients.js';
 import { laneOfPool, type StoreLane } from './store-lane.js';
 
@@ -157,6 +158,20 @@ function redisLabel(client: RedisShape): string {
   return `Redis at ${nodeAddress({ host: options.host ?? '127.0.0.1', port: options.port ?? 6379 })}`;
 }
 
+/** What a plain TCP connection to `node` meets: undefined when something listens there. */
+function probe(node: unknown): Promise<unknown> {
+  const [host, port] = nodeAddress(node).split(/:(?=\d+$)/);
+  return new Promise((resolve) => {
+    const socket = tcpConnect({ host: host ?? 'localhost', port: Number(port) });
+    socket.setTimeout(1000, () => socket.destroy(new Error('no answer within 1000 ms')));
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(undefined);
+    });
+    socket.once('error', resolve);
+  });
+}
+
 /** The node error behind a Cluster's "Failed to refresh slots cache". */
 function underlying(error: unknown): unknown {
   const last = (error as { lastNodeError?: unknown } | undefined)?.lastNodeError;
@@ -169,9 +184,11 @@ function whenReady(client: RedisShape, label: string, deadlineMs: number): Promi
   return new Promise<void>((resolve, reject) => {
     let lastError: unknown;
     const listeners: [string, (...args: unknown[]) => void][] = [];
+    const nodes = new Set<RedisShape>();
     const done = (error?: Error) => {
       clearTimeout(timer);
       for (const [event, listener] of listeners) client.removeListener?.(event, listener);
+      for (const node of nodes) node.removeListener?.('error', onError);
       if (error) reject(error);
       else resolve();
     };
@@ -188,6 +205,26 @@ function whenReady(client: RedisShape, label: string, deadlineMs: number): Promi
     listen('ready', () => done());
     listen('error', onError);
     listen('node error', onError);
+    // A Cluster reports a node it could not reach as "Connection is closed": the node's own
+    // client knows why (ECONNREFUSED).
+    // ioredis says only "Connection is closed" of a Cluster node it could not reach; a plain
+    // connection to the startup nodes, once, tells whether nobody is there.
+    let probed = false;
+    const probeStartupNodes = () => {
+      if (probed || client.isCluster !== true || !Array.isArray(client.startupNodes) || client.startupNodes.length === 0) return;
+      probed = true;
+      void Promise.all(client.startupNodes.map(probe)).then((errors) => {
+        const decisive = errors.every((error) => DECISIVE[codeOf(error) ?? '']);
+        if (decisive) done(new Error(describeFailure(label, errors[0]), { cause: errors[0] }));
+      });
+    };
+    listen('error', probeStartupNodes);
+    listen('+node', (node) => {
+      const shape = node as RedisShape;
+      if (typeof shape?.on !== 'function') return;
+      nodes.add(shape);
+      shape.on('error', onError);
+    });
     listen('end', () => done(new Error(lastError ? describeFailure(label, lastError) : `${label}: the client was closed`, { cause: lastError })));
     const timer = setTimeout(() => {
       const why = lastError ? `; last error: ${describeFailure(label, lastError)}` : '';

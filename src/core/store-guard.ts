@@ -80,8 +80,12 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
   let healedAfter = 0;
   let outage: { seenAfter: number; since: number } | undefined;
   let waiting: (() => void)[] = [];
-  /** Calls past their deadline, waiting for the store once more: they fail at once if an outage starts. */
+  /**
+   * Calls past their deadline, and calls waiting locally with their deadline stopped: they fail
+   * at once when an outage starts, so nothing waits on a store known to be failing.
+   */
   const late = new Set<() => void>();
+  const paused = new Set<() => void>();
   /** When the store last answered a call (with a value or an error), by performance.now(). */
   let answeredAt = -Infinity;
 
@@ -90,7 +94,7 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
     if (outage || call <= healedAfter) return;
     outage = { seenAfter: issued, since: now() };
     logger.warn({ store: name, ...fields, err: error }, `${name} unavailable: ${meanwhile}`);
-    for (const expire of [...late]) expire();
+    for (const expire of [...late, ...paused]) expire();
   };
   const succeeded = (call: number): void => {
     if (!outage || call <= outage.seenAfter) return;
@@ -112,6 +116,7 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
         settled = true;
         clearTimeout(timer);
         late.delete(expire);
+        paused.delete(expire);
       };
       const fail = (error: StoreCallError) => {
         if (settled) return;
@@ -143,10 +148,14 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
       };
       const handle: StoreCall = {
         waiting: () => {
-          if (!settled) clearTimeout(timer);
+          // While the store is failing the deadline keeps running: nothing waits for it.
+          if (settled || outage) return;
+          clearTimeout(timer);
+          paused.add(expire);
         },
         sent: () => {
           if (settled) return;
+          paused.delete(expire);
           sentAt = performance.now();
           arm();
         },

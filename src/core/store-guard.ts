@@ -6,7 +6,7 @@
  *   the store's connections (store-lane.ts), or when a store that batches calls says it sent one.
  * - Late is not failing. A call with no answer at its deadline keeps waiting while the store
  *   answers other calls: it fails with a StoreTimeoutError only once it has waited twice its
- *   deadline with no answer to any call for a whole deadline (the store is silent, not slow), or
+ *   deadline and the store has answered no call for as long (it is silent, not slow), or
  *   after LATE_LIMIT deadlines whatever else happens. A call that fails that way, or with an
  *   error, starts an outage; during an outage a call fails at its deadline, and the calls still
  *   waiting fail at once.
@@ -134,11 +134,11 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
           if (settled) return;
           const at = performance.now();
           const waited = at - sentAt;
-          const silent = at - answeredAt >= timeoutMs;
+          const silent = at - answeredAt >= 2 * timeoutMs;
           if (outage || (silent && waited >= 2 * timeoutMs) || waited >= LATE_LIMIT * timeoutMs) return expire();
           late.add(expire);
-          // Judged again when the store has been silent for a deadline, or at the limits.
-          const next = Math.max(2 * timeoutMs - waited, answeredAt + timeoutMs - at, 1);
+          // Judged again when the store may have been silent for twice the deadline, or at the limit.
+          const next = Math.max(2 * timeoutMs - waited, answeredAt + 2 * timeoutMs - at, 1);
           arm(Math.min(next, LATE_LIMIT * timeoutMs - waited));
         });
       const arm = (ms = timeoutMs) => {

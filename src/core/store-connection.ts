@@ -237,6 +237,15 @@ function whenReady(client: RedisShape, label: string, deadlineMs: number): Promi
   });
 }
 
+/**
+ * A Cluster is ready once it knows the slots; it connects to each master at its first command.
+ * Connected here, the first burst of calls does not pay for it.
+ */
+async function connectMasters(client: RedisShape, label: string, deadlineMs: number): Promise<void> {
+  const nodes = (client as { nodes?(role: string): RedisShape[] }).nodes?.('master') ?? [];
+  await Promise.all(nodes.map((node) => whenReady(node, label, deadlineMs)));
+}
+
 const redisConnections = new WeakMap<object, StoreConnection>();
 
 /** An ioredis client or Cluster: `ready()` waits for it to be connected. */
@@ -245,7 +254,10 @@ export function redisConnection(client: RedisLike): StoreConnection {
   if (connection) return connection;
   const shape = client as RedisLike & RedisShape;
   const label = redisLabel(shape);
-  const warm = memoised(() => (deadlineMs = START_DEADLINE_MS) => whenReady(shape, label, deadlineMs));
+  const warm = memoised(() => async (deadlineMs = START_DEADLINE_MS) => {
+    await whenReady(shape, label, deadlineMs);
+    if (shape.isCluster === true) await connectMasters(shape, label, deadlineMs);
+  });
   connection = { label, warm };
   redisConnections.set(client, connection);
   return connection;

@@ -4,20 +4,21 @@
  */
 import { CONFIGURATION_ERROR_CODES, PLATFORM_ERROR_STATUS, type ConfigurationErrorCode, type PlatformErrorCode } from './core/errors.js';
 import { OAUTH_ERROR_CODES, type OAuthErrorCode } from './oauth/errors.js';
-import { QuotaStoreError, QuotaStoreTimeoutError } from './quota/errors.js';
+import type { StoreCallError } from './core/store-errors.js';
 
-export type QuotaDependencyErrorCode = QuotaStoreError['code'] | QuotaStoreTimeoutError['code'];
+/** Why a store call gave no answer: the same codes for the OAuth store, the quota store and the admin API. */
+export type StoreCallErrorCode = StoreCallError['code'];
 
 /** The code of any error the library throws, rejects with or answers with. */
-export type ErrorCode = PlatformErrorCode | ConfigurationErrorCode | OAuthErrorCode | QuotaDependencyErrorCode;
+export type ErrorCode = PlatformErrorCode | ConfigurationErrorCode | OAuthErrorCode | StoreCallErrorCode;
 
-const QUOTA_DEPENDENCY_ERROR_CODES: readonly QuotaDependencyErrorCode[] = ['quota_store_failed', 'quota_store_timeout'];
+const STORE_CALL_ERROR_CODES: readonly StoreCallErrorCode[] = ['store_failed', 'store_timeout', 'store_busy'];
 
 export const ERROR_CODES: readonly ErrorCode[] = [
   ...new Set<ErrorCode>([
     ...CONFIGURATION_ERROR_CODES,
     ...(Object.keys(PLATFORM_ERROR_STATUS) as PlatformErrorCode[]),
     ...OAUTH_ERROR_CODES,
-    ...QUOTA_DEPENDENCY_ERROR_CODES,
+    ...STORE_CALL_ERROR_CODES,
   ]),
 ];

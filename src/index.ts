@@ -29,6 +29,9 @@ export {
   type FieldIssue,
 } from './core/errors.js';
 export { ERROR_CODES, type ErrorCode } from './error-codes.js';
+export { StoreBusyError, StoreFailedError, StoreTimeoutError, type StoreCallError } from './core/store-errors.js';
+export type { StoreCall } from './core/store-guard.js';
+export type { StoreConnection } from './core/store-connection.js';
 export { OAuthUnavailableError, type OAuthErrorCode } from './oauth/errors.js';
 export { canonicalString, md5Signer, hmacSha256Signer, type Signer, type SignerOption, type SignFields } from './courier/signing.js';
 export type { CourierTransport, UpstreamCall } from './courier/transport.js';

@@ -37,7 +37,8 @@ export interface Platform {
   /**
    * Resolves once the OAuth server has done what only it can do asynchronously: generate a
    * signing key when none is configured, hash plain client secrets and store the configured
-   * clients. Rejects, once, with an OAuthUnavailableError (code `oauth_unavailable`) whose
+   * clients, and the stores' connections are warm (a pg pool's opened, a connecting Redis client
+   * waited for, within 10 s; docs/deployment.md#start). Rejects, once, with an OAuthUnavailableError (code `oauth_unavailable`) whose
    * `cause` says why, e.g. a store that cannot be reached; /oauth then answers 503 and tries
    * again with each request. Every other mistake is thrown by `courierPlatform()` itself.
    */
@@ -125,22 +126,28 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
     // checkOptions made sure one of the two is there.
     const verify = (hostVerify ?? verifyToken) as TokenVerifier;
     const config = resolveQuotaConfig({ ...counting, now, logger });
-    const quota = buildQuotaService(config, options.onEvent ? emit : undefined);
+    const quota = buildQuotaService(config, options.onEvent ? emit : undefined, () => telemetry.storeError('quota store'));
+    // A store that cannot be warmed does not stop the platform: the quota follows onStoreError until it is back.
+    starting.push(
+      quota.ready().catch((error: unknown) => {
+        logger.warn({ store: 'quota store', err: error }, `quota store not ready at start: ${error instanceof Error ? error.message : String(error)}`);
+      }),
+    );
     router.add(getQuotaRoute(basePath, quota, verify));
     if (config.store.rules) {
       adminParts.quota = {
         store: config.store.rules,
         configured: config.rules.list,
         defaults: config.defaults,
-        storeTimeoutMs: config.storeTimeoutMs,
+        storeGuard: quota.storeGuard,
         changed: () => quota.forgetRules(),
       };
     }
-    if (config.store.usage) adminParts.usage = { usage: config.store.usage, quota, storeTimeoutMs: config.storeTimeoutMs };
+    if (config.store.usage) adminParts.usage = { usage: config.store.usage, quota, storeGuard: quota.storeGuard };
     if (historyOptions !== false && config.store.history) {
       const { flushIntervalMs, ...retention } = historyOptions;
       history = createUsageRecorder({ store: config.store.history, retention, flushIntervalMs, now, logger });
-      adminParts.history = { history: config.store.history, retention, storeTimeoutMs: config.storeTimeoutMs };
+      adminParts.history = { history: config.store.history, retention, storeGuard: quota.storeGuard };
     }
     const guardTelemetry = history ? recordingTelemetry(telemetry, history) : telemetry;
     const { paths: extraPaths, ...info } = options.apiDocument;

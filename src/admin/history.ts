@@ -5,12 +5,13 @@
 import { z } from 'zod';
 import { ok, okEnvelopeSchema } from '../core/envelope.js';
 import { NotFoundError, ValidationError } from '../core/errors.js';
+import type { StoreGuard } from '../core/store-guard.js';
 import type { OAuthStore } from '../oauth/store/types.js';
 import { bucketStarts, toSeries } from '../history/series.js';
 import { DAY_MS, keptFrom, startOf, stepMs, type HistoryRetention, type UsageHistoryStore } from '../history/types.js';
 import { normalizeApiPath } from '../quota/api-path.js';
 import type { AdminAccessCheck } from './access.js';
-import { adminRoute, parseQuery, quotaStoreCall } from './route.js';
+import { adminRoute, parseQuery } from './route.js';
 
 /** Points one answer holds at most, per endpoint: 41 days by the hour, 2.7 years by the day. */
 export const MAX_HISTORY_POINTS = 1000;
@@ -20,7 +21,8 @@ export interface HistoryDeps {
   retention: HistoryRetention;
   /** Present while the OAuth server is on: an unknown client is a 404. */
   clients?: Pick<OAuthStore, 'getClient'>;
-  storeTimeoutMs: number;
+  /** The quota store's deadline and outage guard (docs/quota.md). */
+  storeGuard: Pick<StoreGuard, 'run'>;
   now: () => number;
 }
 
@@ -77,7 +79,7 @@ export function historyRoutes(basePath: string, access: AdminAccessCheck, deps: 
         const starts = bucketStarts(query.step, Math.max(from, keptFrom(query.step, now, deps.retention)), to);
         if (deps.clients && !(await deps.clients.getClient(query.client_id))) throw new NotFoundError(`No client ${JSON.stringify(query.client_id)}`);
         const first = starts[0];
-        const points = first === undefined ? [] : await quotaStoreCall(deps.storeTimeoutMs, () => deps.history.read({ clientId: query.client_id, apiPath, step: query.step, from: first, to }));
+        const points = first === undefined ? [] : await deps.storeGuard.run(() => deps.history.read({ clientId: query.client_id, apiPath, step: query.step, from: first, to }));
         return ok({ client_id: query.client_id, step: query.step, series: toSeries(points, starts, apiPath) });
       },
     }),

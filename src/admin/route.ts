@@ -5,12 +5,10 @@
  */
 import { z } from 'zod';
 import { envelopeError, errorEnvelope, failureEnvelopeSchema, okEnvelopeSchema } from '../core/envelope.js';
-import { StoreUnavailableError } from '../core/errors.js';
 import type { PlatformRequest, PlatformResponse } from '../core/http.js';
 import type { RouteDoc, RouteResponseDoc } from '../core/route-doc.js';
 import type { Route, RouteParams } from '../core/router.js';
 import { parseWith } from '../core/validation.js';
-import { withDeadline } from '../quota/deadline.js';
 import type { AdminAccessCheck } from './access.js';
 
 export interface AdminRouteSpec {
@@ -57,11 +55,4 @@ export function adminRoute(basePath: string, access: AdminAccessCheck, spec: Adm
 /** The query string as an object, checked by `schema` (a 400 naming the parameter otherwise). */
 export function parseQuery<S extends z.ZodType>(request: PlatformRequest, schema: S): z.output<S> {
   return parseWith(schema, Object.fromEntries(request.query)) as z.output<S>;
-}
-
-/** A call to the quota store under its deadline; a failure or a late answer is a 503 (docs/errors.md). */
-export function quotaStoreCall<T>(timeoutMs: number, work: () => Promise<T>): Promise<T> {
-  return withDeadline('store', timeoutMs, work).catch((error: unknown) => {
-    throw new StoreUnavailableError('quota store', error);
-  });
 }

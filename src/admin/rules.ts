@@ -8,12 +8,13 @@ import { z } from 'zod';
 import { ok } from '../core/envelope.js';
 import { ConflictError, NotFoundError, ValidationError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import type { StoreGuard } from '../core/store-guard.js';
 import { readBody } from '../core/body.js';
 import { parseWith } from '../core/validation.js';
 import { quotaRuleSchema, resolveRule, unsatisfiable, type QuotaDefaults, type QuotaRule } from '../quota/rules.js';
 import { ruleKey, type QuotaRuleKey, type QuotaRuleStore } from '../quota/store/types.js';
 import type { AdminAccessCheck } from './access.js';
-import { adminRoute, parseQuery, quotaStoreCall } from './route.js';
+import { adminRoute, parseQuery } from './route.js';
 
 export interface RulesDeps {
   logger: Logger;
@@ -22,7 +23,8 @@ export interface RulesDeps {
   /** The configured list; undefined when the host gave a rule source, whose rules nobody can list. */
   configured: readonly QuotaRule[] | undefined;
   defaults: QuotaDefaults;
-  storeTimeoutMs: number;
+  /** The quota's store guard: a failure or a late answer is a 503 (docs/errors.md), counted in the metrics like the guard's own calls. */
+  storeGuard: Pick<StoreGuard, 'run'>;
   /** This process reads the rules afresh. */
   changed(): void;
 }
@@ -37,7 +39,7 @@ const ruleView = (rule: QuotaRule, source: 'options' | 'store') => ({ ...rule, s
 
 export function ruleRoutes(basePath: string, access: AdminAccessCheck, deps: RulesDeps) {
   const configuredKeys = new Set((deps.configured ?? []).map(ruleKey));
-  const stored = <T>(work: () => Promise<T>) => quotaStoreCall(deps.storeTimeoutMs, work);
+  const stored = <T>(work: () => Promise<T>) => deps.storeGuard.run(work);
   const writable = (key: QuotaRuleKey) => {
     if (configuredKeys.has(ruleKey(key))) throw new ConflictError('This rule comes from the options (quota.rules); change it there');
   };

@@ -6,17 +6,19 @@ import { z } from 'zod';
 import { ok } from '../core/envelope.js';
 import { StoreUnavailableError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import type { StoreGuard } from '../core/store-guard.js';
 import { normalizeApiPath } from '../quota/api-path.js';
 import type { QuotaService } from '../quota/service.js';
 import type { QuotaUsageStore } from '../quota/store/types.js';
 import type { AdminAccessCheck } from './access.js';
-import { adminRoute, parseQuery, quotaStoreCall } from './route.js';
+import { adminRoute, parseQuery } from './route.js';
 
 export interface UsageDeps {
   logger: Logger;
   usage: QuotaUsageStore;
   quota: Pick<QuotaService, 'inspect'>;
-  storeTimeoutMs: number;
+  /** The quota's store guard: a failure or a late answer is a 503 (docs/errors.md), counted in the metrics like the guard's own calls. */
+  storeGuard: Pick<StoreGuard, 'run'>;
   now: () => number;
 }
 
@@ -24,7 +26,7 @@ const readQuery = z.strictObject({ client_id: z.string().min(1) });
 const resetQuery = z.strictObject({ client_id: z.string().min(1), api_path: z.string().min(1).optional() });
 
 export function usageRoutes(basePath: string, access: AdminAccessCheck, deps: UsageDeps) {
-  const stored = <T>(work: () => Promise<T>) => quotaStoreCall(deps.storeTimeoutMs, work);
+  const stored = <T>(work: () => Promise<T>) => deps.storeGuard.run(work);
 
   return [
     adminRoute(basePath, access, {

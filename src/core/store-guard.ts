@@ -1,45 +1,104 @@
 /**
- * A deadline on every call to a shared store (Redis, PostgreSQL, the host's own), and one log
- * line per outage instead of one per failed request. A call that fails or misses its deadline
- * rejects with a StoreUnavailableError, which every endpoint answers as 503 with `Retry-After`;
- * the next call tries the store again, so the service heals as soon as the store is back.
+ * The one deadline-and-outage mechanism of every shared-store call: the OAuth store, the quota
+ * store and rule source, and the admin API's store calls (docs/stores.md#deadlines-and-outages).
+ *
+ * - The deadline measures the store: it starts when the call leaves the local queue in front of
+ *   the store's connections (store-lane.ts), or when a store that batches calls says it sent one.
+ * - Late is not failing. A call with no answer at its deadline keeps waiting while the store
+ *   answers other calls: it fails with a StoreTimeoutError only once it has waited twice its
+ *   deadline and the store has answered no call for as long (it is silent, not slow), or
+ *   after LATE_LIMIT deadlines whatever else happens. A call that fails that way, or with an
+ *   error, starts an outage; during an outage a call fails at its deadline, and the calls still
+ *   waiting fail at once.
+ * - One warning when an outage starts and one notice when a call issued after it succeeds,
+ *   however many calls fail in between; `onError` hears every failed call (the metrics).
+ * - A call shed by the local queue (StoreBusyError) is load: it fails alone and starts no outage.
  */
 import { StoreUnavailableError } from './errors.js';
 import { isThenable } from './maybe-promise.js';
 import type { Logger } from './logger.js';
+import { isStoreCallError, StoreBusyError, StoreFailedError, StoreTimeoutError, type StoreCallError } from './store-errors.js';
+import type { StoreLane } from './store-lane.js';
+
+/** A late call gives up after this many deadlines, even while the store answers other calls. */
+export const LATE_LIMIT = 10;
 
 export interface StoreGuardOptions {
-  /** Names the store in the log, e.g. `OAuth store (redis)`. */
+  /** Names the store in the log and in errors, e.g. `OAuth store (redis)`. */
   name: string;
   timeoutMs: number;
   logger: Logger;
-  /** Hears every failed or late call (the metrics count them). */
+  /** Hears every failed or timed-out call (the metrics count them). */
   onError?: () => void;
+  /** The local queue in front of the store's connections: waiting there does not count against the deadline. */
+  lane?: StoreLane;
+  /** What the service does while the store is away, for the warning. Default: answering 503 until it is back. */
+  meanwhile?: string;
+  /** The clock the outage's length is measured with. Default `Date.now`. */
+  now?: () => number;
+  /** Fields every log line about this store carries (they may replace `store`, which is `name` by default). */
+  fields?: Record<string, unknown>;
+}
+
+/** What a store that queues calls itself (a batch) tells the guard. */
+export interface StoreCall {
+  /** The call waits locally (for a batch in flight, for a connection): its deadline stops. */
+  waiting(): void;
+  /** The call went to the store: its deadline starts now. */
+  sent(): void;
+  /** True while the store is known to be failing: then the call should not wait for a connection. */
+  readonly failing: boolean;
 }
 
 export interface StoreGuard {
-  /** Resolves with `work`, or rejects with a StoreUnavailableError when it fails or is late. */
+  readonly name: string;
+  /** True when calls wait in a lane before they start. */
+  readonly queues: boolean;
+  /** True from the failure that started an outage until a later call succeeds. */
+  readonly degraded: boolean;
+  /**
+   * Resolves with `work`'s answer, or rejects with a StoreFailedError, StoreTimeoutError or
+   * StoreBusyError. With `queued: true` the work enters no lane: it queues by itself and says when
+   * it sent the call.
+   */
+  ask<T>(work: (call: StoreCall) => Promise<T>, options?: { queued?: boolean }): Promise<T>;
+  /** `ask`, with every failure answered as a 503 StoreUnavailableError (its `cause` says why). */
   run<T>(work: () => Promise<T>): Promise<T>;
   /** Runs `action` when the current outage ends (at once when there is none). */
   whenBack(action: () => void): void;
+  /** A store that answered in process (no promise) failed: counted and logged like a call; answers the error to report. */
+  failedNow(error: unknown): StoreCallError;
+  /** A store that answered in process succeeded. */
+  succeededNow(): void;
 }
 
-export function createStoreGuard({ name, timeoutMs, logger, onError }: StoreGuardOptions): StoreGuard {
+export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
+  const { name, timeoutMs, logger, onError, lane, meanwhile = 'answering 503 until it is back', fields = {}, now = Date.now } = options;
   // Calls are numbered so that a straggler does not fake a change: a call issued before the
   // outage was seen cannot end it, and one issued before the recovery cannot start a new one.
   let issued = 0;
   let healedAfter = 0;
   let outage: { seenAfter: number; since: number } | undefined;
   let waiting: (() => void)[] = [];
+  /**
+   * Calls past their deadline, and calls waiting locally with their deadline stopped: they fail
+   * at once when an outage starts, so nothing waits on a store known to be failing.
+   */
+  const late = new Set<() => void>();
+  const paused = new Set<() => void>();
+  /** When the store last answered a call (with a value or an error), by performance.now(). */
+  let answeredAt = -Infinity;
 
-  const failed = (call: number, error: unknown): void => {
+  const failed = (call: number, error: StoreCallError): void => {
+    onError?.();
     if (outage || call <= healedAfter) return;
-    outage = { seenAfter: issued, since: Date.now() };
-    logger.warn({ store: name, err: error }, `${name} unavailable: answering 503 until it is back`);
+    outage = { seenAfter: issued, since: now() };
+    logger.warn({ store: name, ...fields, err: error }, `${name} unavailable: ${meanwhile}`);
+    for (const expire of [...late, ...paused]) expire();
   };
   const succeeded = (call: number): void => {
     if (!outage || call <= outage.seenAfter) return;
-    logger.info({ store: name, unavailableForMs: Date.now() - outage.since }, `${name} available again`);
+    logger.info({ store: name, ...fields, unavailableForMs: Math.max(0, now() - outage.since) }, `${name} available again`);
     outage = undefined;
     healedAfter = issued;
     const actions = waiting;
@@ -47,50 +106,137 @@ export function createStoreGuard({ name, timeoutMs, logger, onError }: StoreGuar
     for (const action of actions) action();
   };
 
+  const attempt = <T>(work: (call: StoreCall) => Promise<T>): Promise<T> => {
+    const call = ++issued;
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      let timer: NodeJS.Timeout | undefined;
+      let sentAt = performance.now();
+      const stop = () => {
+        settled = true;
+        clearTimeout(timer);
+        late.delete(expire);
+        paused.delete(expire);
+      };
+      const fail = (error: StoreCallError) => {
+        if (settled) return;
+        stop();
+        if (!(error instanceof StoreBusyError)) failed(call, error);
+        reject(error);
+      };
+      function expire(): void {
+        fail(new StoreTimeoutError(name, timeoutMs));
+      }
+      // An answer that arrived while this process was busy is read before the deadline is judged:
+      // the poll phase runs between this timer and the check.
+      const judge = () =>
+        setImmediate(() => {
+          if (settled) return;
+          const at = performance.now();
+          const waited = at - sentAt;
+          const silent = at - answeredAt >= 2 * timeoutMs;
+          if (outage || (silent && waited >= 2 * timeoutMs) || waited >= LATE_LIMIT * timeoutMs) return expire();
+          late.add(expire);
+          // Judged again when the store may have been silent for twice the deadline, or at the limit.
+          const next = Math.max(2 * timeoutMs - waited, answeredAt + 2 * timeoutMs - at, 1);
+          arm(Math.min(next, LATE_LIMIT * timeoutMs - waited));
+        });
+      const arm = (ms = timeoutMs) => {
+        clearTimeout(timer);
+        timer = setTimeout(judge, ms);
+        timer.unref?.();
+      };
+      const handle: StoreCall = {
+        waiting: () => {
+          // While the store is failing the deadline keeps running: nothing waits for it.
+          if (settled || outage) return;
+          clearTimeout(timer);
+          paused.add(expire);
+        },
+        sent: () => {
+          if (settled) return;
+          paused.delete(expire);
+          sentAt = performance.now();
+          arm();
+        },
+        get failing() {
+          return outage !== undefined;
+        },
+      };
+      arm();
+      let pending: Promise<T>;
+      try {
+        pending = work(handle);
+      } catch (error) {
+        fail(isStoreCallError(error) ? error : new StoreFailedError(name, error));
+        return;
+      }
+      pending.then(
+        (value) => {
+          answeredAt = performance.now();
+          if (settled) return;
+          stop();
+          succeeded(call);
+          resolve(value);
+        },
+        (error: unknown) => {
+          if (!(error instanceof StoreBusyError)) answeredAt = performance.now();
+          fail(isStoreCallError(error) ? error : new StoreFailedError(name, error));
+        },
+      );
+    });
+  };
+
+  const ask = <T>(work: (call: StoreCall) => Promise<T>, options?: { queued?: boolean }): Promise<T> => {
+    if (!lane || options?.queued) return attempt(work);
+    return lane.enter(name, outage === undefined).then((release) => {
+      const answer = attempt(work);
+      answer.then(release, release);
+      return answer;
+    });
+  };
+
   return {
+    name,
+    queues: lane !== undefined,
+    get degraded() {
+      return outage !== undefined;
+    },
+    ask,
+    run: (work) =>
+      ask(work).catch((error: unknown) => {
+        throw new StoreUnavailableError(name, error);
+      }),
     whenBack(action) {
       if (outage) waiting.push(action);
       else action();
     },
-    run<T>(work: () => Promise<T>): Promise<T> {
-      const call = ++issued;
-      return new Promise<T>((resolve, reject) => {
-        const fail = (error: unknown) => {
-          clearTimeout(timer);
-          failed(call, error);
-          onError?.();
-          reject(error instanceof StoreUnavailableError ? error : new StoreUnavailableError(name, error));
-        };
-        const timer = setTimeout(() => fail(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-        timer.unref?.();
-        let pending: Promise<T>;
-        try {
-          pending = work();
-        } catch (error) {
-          fail(error);
-          return;
-        }
-        pending.then((value) => {
-          clearTimeout(timer);
-          succeeded(call);
-          resolve(value);
-        }, fail);
-      });
+    failedNow(error) {
+      const failure = isStoreCallError(error) ? error : new StoreFailedError(name, error);
+      if (!(failure instanceof StoreBusyError)) failed(++issued, failure);
+      return failure;
+    },
+    succeededNow() {
+      // Cheap enough for every in-process answer: nothing happens outside an outage.
+      if (outage) succeeded(++issued);
     },
   };
 }
 
 /**
  * The same object with every method that returns a promise run through the guard; synchronous
- * answers (the memory store's) and other properties pass through untouched.
+ * answers (the memory store's) and other properties pass through untouched. With a lane, a
+ * method is called only once it has a connection: its answer is a promise either way.
  */
 export function guardMethods<T extends object>(target: T, guard: StoreGuard): T {
   return new Proxy(target, {
     get(object, key, receiver) {
       const value: unknown = Reflect.get(object, key, receiver);
       if (typeof value !== 'function') return value;
+      const method = value as (...a: unknown[]) => unknown;
+      if (guard.queues) return (...args: unknown[]) => guard.run(() => Promise.resolve(method.apply(object, args)));
       return (...args: unknown[]) => {
-        const answer: unknown = (value as (...a: unknown[]) => unknown).apply(object, args);
+        const answer: unknown = method.apply(object, args);
         return isThenable(answer) ? guard.run(() => Promise.resolve(answer)) : answer;
       };
     },

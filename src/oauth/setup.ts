@@ -7,6 +7,7 @@ import { isThenable, type MaybePromise } from '../core/maybe-promise.js';
 import { isPlainObject } from '../core/plain-object.js';
 import type { RouteDoc } from '../core/route-doc.js';
 import type { Namespace, Route } from '../core/router.js';
+import type { StoreConnection } from '../core/store-connection.js';
 import { createStoreGuard, guardMethods, type StoreGuard } from '../core/store-guard.js';
 import type { Telemetry } from '../core/telemetry.js';
 import { authorizeDoc, consentDoc, handleAuthorize, handleConsent } from './authorize.js';
@@ -171,14 +172,16 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
   const rawStore = options.store ?? createMemoryOAuthStore({ now: shared.now });
   const kind = (rawStore as { kind?: unknown }).kind;
   const storeName = typeof kind === 'string' ? `OAuth store (${kind})` : 'OAuth store';
+  const connection = (rawStore as { connection?: StoreConnection }).connection;
   const storeGuard = createStoreGuard({
     name: storeName,
     timeoutMs: options.storeTimeoutMs,
     logger,
     onError: () => shared.telemetry.storeError(storeName),
+    ...(connection?.lane ? { lane: connection.lane } : {}),
   });
   const guarded = guardMethods(rawStore, storeGuard);
-  const started = startup(options, logger, () => guarded.getClient('courier-platform-start'));
+  const started = startup(options, logger, { name: storeName, ...(connection ? { connection } : {}), reach: () => guarded.getClient('courier-platform-start') });
   const configuredIds = new Set(options.clients.map((client) => client.id));
   const store = withConfiguredClients(guarded, configuredIds, started.clients);
   // The configured clients' records but their secrets: what their tokens are served as, known at once.

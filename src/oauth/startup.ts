@@ -1,4 +1,6 @@
 import type { Logger } from '../core/logger.js';
+import { START_DEADLINE_MS, type StoreConnection } from '../core/store-connection.js';
+import { StoreFailedError } from '../core/store-errors.js';
 import { clientRecordOf } from './client-record.js';
 import { hashClientSecret } from './client-secret.js';
 import { OAuthUnavailableError } from './errors.js';
@@ -9,11 +11,13 @@ import type { OAuthClientRecord } from './store/types.js';
 /**
  * What the OAuth server does once, asynchronously, before it answers: generate a signing key when
  * none is configured, hash the plain secrets of the configured clients (which are answered from
- * the options, see configured-clients.ts), reach the store once. `ready()` gives the first
- * attempt's outcome; when it fails (a store that is down), each request tries again until one
- * attempt succeeds, and is answered 503 meanwhile.
+ * the options, see configured-clients.ts), warm the store's connection (a pg pool opens its
+ * connections, a connecting Redis client is waited for, within START_DEADLINE_MS) and reach the
+ * store once. `ready()` gives the first attempt's outcome; when it fails (a store that is down,
+ * named with its address and error), each request tries again until one attempt succeeds, and is
+ * answered 503 meanwhile.
  */
-export function startup(options: ResolvedOAuthOptions, logger: Logger, reachStore: () => Promise<unknown>) {
+export function startup(options: ResolvedOAuthOptions, logger: Logger, store: { name: string; connection?: StoreConnection; reach(): Promise<unknown> }) {
   let keyRing = options.signingKeys.length > 0 ? keyRingOf(options.signingKeys) : undefined;
   const records: Promise<OAuthClientRecord[]> = Promise.all(
     options.clients.map(async (client) => clientRecordOf(client, client.secret === undefined ? client.secretHash : await hashClientSecret(client.secret))),
@@ -21,8 +25,13 @@ export function startup(options: ResolvedOAuthOptions, logger: Logger, reachStor
   const start = async () => {
     keyRing ??= await generateSigningKeyRing();
     await records;
+    if (store.connection) {
+      await store.connection.warm(START_DEADLINE_MS).catch((error: unknown) => {
+        throw new StoreFailedError(store.name, error);
+      });
+    }
     // One lookup: an unreachable or misconfigured store shows at start (and a PostgreSQL store runs its migration).
-    await reachStore();
+    await store.reach();
   };
 
   let outage = false;

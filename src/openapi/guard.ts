@@ -70,7 +70,6 @@ interface Endpoint {
 
 function verdictOf(decision: QuotaDecision, identity: QuotaIdentity, endpoint: Endpoint, telemetry: Telemetry): GuardVerdict {
   telemetry.guardedCall(identity.clientId, decision.apiPath, decision.outcome === 'store_unavailable' ? 'store_error' : decision.outcome, endpoint.named);
-  if (decision.outcome === 'store_unavailable' || decision.source === 'insurance') telemetry.storeError('quota store');
   const verdict = guardVerdict(decision);
   return verdict.pass ? { pass: true, headers: verdict.headers, identity } : verdict;
 }

@@ -2,7 +2,7 @@
  * The decision on one guarded call: what the store's counts mean for the caller (admitted, or
  * rejected with the period that is used up), in the shapes the guard and its headers read.
  */
-import type { QuotaStoreError, QuotaStoreTimeoutError } from './errors.js';
+import type { QuotaFailure } from './errors.js';
 import type { PeriodWindow, QuotaPeriod } from './periods.js';
 import type { ResolvedQuotaRule } from './rules.js';
 import { exhaustedPeriods, type ConsumeRequest, type ConsumeResult, type QuotaBucket } from './store/types.js';
@@ -61,7 +61,7 @@ export interface QuotaStoreUnavailable extends DecisionBase {
   admitted: false;
   /** Known when only the store failed, or when the failing rule source had answered for this client and path before. */
   rule?: ResolvedQuotaRule;
-  error: QuotaStoreError | QuotaStoreTimeoutError;
+  error: QuotaFailure;
 }
 
 export type QuotaDecision = QuotaAdmitted | QuotaRejected | QuotaStoreUnavailable;

@@ -1,6 +1,6 @@
 /** What get_quota answers: the rule in force and every period's use, field names as on the wire. */
 import { z } from 'zod';
-import type { QuotaStoreError, QuotaStoreTimeoutError } from './errors.js';
+import type { QuotaFailure } from './errors.js';
 import { bucketOf, periodState } from './decision.js';
 import { QUOTA_PERIODS, type PeriodWindow } from './periods.js';
 import type { ResolvedQuotaRule } from './rules.js';
@@ -26,7 +26,7 @@ export type QuotaReport = z.infer<typeof quotaReportSchema>;
 
 export type QuotaInspection =
   | { outcome: 'ok'; report: QuotaReport; now: number; /** The envelope's `time`, ISO 8601 UTC. */ time: string }
-  | { outcome: 'store_unavailable'; apiPath: string; now: number; time: string; error: QuotaStoreError | QuotaStoreTimeoutError };
+  | { outcome: 'store_unavailable'; apiPath: string; now: number; time: string; error: QuotaFailure };
 
 /** The report of `rule` over `windows`, `used[i]` being what the store counted in `windows[i]`. */
 export function quotaReport(apiPath: string, rule: ResolvedQuotaRule, windows: readonly PeriodWindow[], used: readonly number[]): QuotaReport {

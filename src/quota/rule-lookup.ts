@@ -3,13 +3,14 @@
  * static list resolves to are remembered (bounded), so the hot path allocates nothing per call.
  * What a host's rule source answers is checked like a configured rule and kept per client and
  * path for `quota.ruleCache.ttlMs`, so the source is not asked on every guarded call; calls that
- * miss the same pair at once share one question, asked under the store deadline.
+ * miss the same pair at once share one question, asked through the store guard (its deadline and
+ * outage log: a failing source is a store outage like any other).
  */
 import { isThenable } from '../core/maybe-promise.js';
 import { PairCache } from '../core/pair-cache.js';
 import { normalizeApiPath } from './api-path.js';
-import { asDependencyError, withDeadline } from './deadline.js';
-import { QuotaStoreError } from './errors.js';
+import type { StoreGuard } from '../core/store-guard.js';
+import { asDependencyError, QuotaStoreError } from './errors.js';
 import type { QuotaConfig } from './options.js';
 import { checkRule, resolveRule, type MatchedRules, type ResolvedQuotaRule, type RuleSource } from './rules.js';
 
@@ -35,8 +36,8 @@ interface CachedRule {
   expiresAt: number;
 }
 
-export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' | 'storeTimeoutMs' | 'ruleCache' | 'now'>): RuleLookup {
-  const { defaults, storeTimeoutMs, now } = config;
+export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' | 'ruleCache' | 'now'>, guard: StoreGuard): RuleLookup {
+  const { defaults, now } = config;
   const { kind, source } = config.rules;
   const { ttlMs, maxEntries } = config.ruleCache;
   const normalized = new Map<string, string>();
@@ -95,11 +96,23 @@ export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' 
       let found: ReturnType<RuleSource['findRules']>;
       try {
         found = source.findRules(clientId, apiPath);
+        if (!isThenable(found)) return keep(found);
       } catch (error) {
-        throw asDependencyError('rules', error);
+        throw asDependencyError('rules', guard.failedNow(asDependencyError('rules', error)));
       }
-      if (!isThenable(found)) return keep(found);
-      const question = withDeadline('rules', storeTimeoutMs, () => found).then(keep);
+      const answer = found;
+      // Already asked: the question enters no lane, and a bad rule in the answer counts as a failure.
+      const question = guard
+        .ask(
+          () =>
+            answer.then(keep, (error: unknown) => {
+              throw asDependencyError('rules', error);
+            }),
+          { queued: true },
+        )
+        .catch((error: unknown) => {
+        throw asDependencyError('rules', error);
+      });
       asking.set(key, question);
       const done = () => asking.delete(key);
       question.then(done, done);

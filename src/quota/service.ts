@@ -4,20 +4,23 @@
  * rule, computes the calendar buckets, asks the store, and answers a decision the guard renders.
  *
  * Store failures never escape: `onStoreError: 'open'` admits through the insurance limiter,
- * `'closed'` answers `store_unavailable` (503). Each call of a store that answers with a promise
- * has a deadline (an in-process `consumeSync` needs none). The next call always tries the store
- * again: recovery needs nothing but the store coming back.
+ * `'closed'` answers `store_unavailable` (503). Every call of a store that answers with a promise
+ * runs through the store guard (core/store-guard.ts: its deadline, the local queue, one warning
+ * per outage); an in-process `consumeSync` needs none. A store that is only slow still decides:
+ * the insurance limiter takes over only once it is really failing (docs/quota.md#when-the-store-is-slow-or-down).
+ * The next call always tries the store again: recovery needs nothing but the store coming back.
  */
 import { configurationError } from '../core/errors.js';
 import { isThenable, type MaybePromise } from '../core/maybe-promise.js';
+import { START_DEADLINE_MS } from '../core/store-connection.js';
+import { StoreBusyError, StoreTimeoutError } from '../core/store-errors.js';
+import { createStoreGuard, type StoreGuard } from '../core/store-guard.js';
 import { parseConfig } from '../core/validation.js';
-import { asDependencyError, withDeadline } from './deadline.js';
 import { decide, bucketOf, type DecisionBase, type QuotaDecision } from './decision.js';
 import { quotaEvents, type EmitQuotaEvent } from './events.js';
-import type { QuotaStoreError, QuotaStoreTimeoutError } from './errors.js';
+import { asDependencyError, QuotaStoreError, type QuotaFailure } from './errors.js';
 import { createInsuranceLimiter } from './insurance.js';
 import { quotaServiceOptionsSchema, resolveQuotaConfig, type OnStoreError, type QuotaConfig, type QuotaServiceOptions } from './options.js';
-import { createOutageLog } from './outage-log.js';
 import type { QuotaCalendar } from './periods.js';
 import { quotaReport, type QuotaInspection } from './report.js';
 import { createRuleLookup } from './rule-lookup.js';
@@ -38,8 +41,16 @@ export interface QuotaService {
   readonly store: QuotaStore;
   readonly calendar: QuotaCalendar;
   readonly onStoreError: OnStoreError;
-  /** True while the last store call failed. */
+  /** True from the failure that started a store outage until the store answers again. */
   readonly degraded: boolean;
+  /** The store's deadline, local queue and outage log: the admin API's store calls run through it too. */
+  readonly storeGuard: StoreGuard;
+  /**
+   * Opens the store's connections (or waits for a connecting client) within the start deadline,
+   * and runs what its first call would (a migration). Rejects with a QuotaStoreError naming the
+   * store's address and the error when it cannot.
+   */
+  ready(): Promise<void>;
   /** Stored rules changed through this process (the admin API): the next calls read them afresh. */
   forgetRules(): void;
 }
@@ -69,23 +80,40 @@ export function createQuotaService(options: QuotaServiceOptions = {}): QuotaServ
   return buildQuotaService(resolveQuotaConfig(parseConfig(quotaServiceOptionsSchema, options, 'invalid_option', 'quota')));
 }
 
-/** The service over a checked configuration. */
-export function buildQuotaService(config: QuotaConfig, emit?: EmitQuotaEvent): QuotaService {
+const noop = (): void => {};
+
+/**
+ * The service over a checked configuration. `storeError` hears every failed store call (the
+ * metrics), the admin API's included.
+ */
+export function buildQuotaService(config: QuotaConfig, emit?: EmitQuotaEvent, storeError?: () => void): QuotaService {
   const { store, calendar, onStoreError, storeTimeoutMs, defaults } = config;
-  const rules = createRuleLookup(config);
-  const outage = createOutageLog(config.logger, store.kind, onStoreError);
+  const guard = createStoreGuard({
+    name: 'quota store',
+    timeoutMs: storeTimeoutMs,
+    logger: config.logger,
+    ...(storeError ? { onError: storeError } : {}),
+    ...(store.connection?.lane ? { lane: store.connection.lane } : {}),
+    meanwhile:
+      onStoreError === 'open'
+        ? 'admitting calls under the local insurance limit until it is back (onStoreError: open)'
+        : 'answering 503 until it is back (onStoreError: closed)',
+    fields: { store: store.kind },
+    now: config.now,
+  });
+  const rules = createRuleLookup(config, guard);
   const insurance = createInsuranceLimiter(config.insurance, calendar);
   /** Whole ms: bucket starts are keys, and a fractional clock must not make every call a new key. */
   const readClock = (): number => Math.floor(config.now());
 
-  const onFailure = (base: DecisionBase, error: QuotaStoreError | QuotaStoreTimeoutError, rule: ResolvedQuotaRule | undefined): MaybePromise<QuotaDecision> => {
-    outage.failed(error, base.now);
-    if (onStoreError === 'closed') return { ...base, outcome: 'store_unavailable', admitted: false, rule, error };
+  const onFailure = (base: DecisionBase, error: QuotaFailure, rule: ResolvedQuotaRule | undefined): MaybePromise<QuotaDecision> => {
+    // A call the local queue shed is load, not an outage: the insurance limiter is for a store that is away.
+    const shed = error instanceof StoreBusyError && !guard.degraded;
+    if (onStoreError === 'closed' || shed) return { ...base, outcome: 'store_unavailable', admitted: false, rule, error };
     return insurance.decide(base, rule ?? resolveRule({}, base.apiPath, defaults));
   };
 
   const decided = (request: ConsumeRequest, rule: ResolvedQuotaRule, result: ConsumeResult): QuotaDecision => {
-    outage.worked(request.now);
     insurance.remember(request, result.used);
     if (emit) for (const event of quotaEvents(request, result)) emit(event);
     return decide(request, rule, result);
@@ -101,13 +129,22 @@ export function buildQuotaService(config: QuotaConfig, emit?: EmitQuotaEvent): Q
       try {
         result = store.consumeSync(request);
       } catch (error) {
-        return onFailure({ clientId, apiPath, now }, asDependencyError('store', error), rule);
+        return onFailure({ clientId, apiPath, now }, asDependencyError('store', guard.failedNow(error)), rule);
       }
+      guard.succeededNow();
       return decided(request, rule, result);
     }
-    return withDeadline('store', storeTimeoutMs, () => store.consume(request)).then(
+    let sent: Promise<ConsumeResult> | undefined;
+    return guard.ask((call) => (sent = store.consume(request, call)), { queued: store.queuesCalls === true }).then(
       (result) => decided(request, rule, result),
-      (error: unknown) => onFailure({ clientId, apiPath, now }, asDependencyError('store', error), rule),
+      (error: unknown) => {
+        if (error instanceof StoreTimeoutError && sent) {
+          // No answer: the store may have counted the call, so the insurance limiter does too, until the answer comes.
+          insurance.unanswered(request);
+          sent.then((late) => insurance.answeredLate(request, late.used), noop);
+        }
+        return onFailure({ clientId, apiPath, now }, asDependencyError('store', error), rule);
+      },
     );
   };
 
@@ -133,8 +170,18 @@ export function buildQuotaService(config: QuotaConfig, emit?: EmitQuotaEvent): Q
     store,
     calendar,
     onStoreError,
+    storeGuard: guard,
     get degraded() {
-      return outage.degraded;
+      return guard.degraded;
+    },
+
+    async ready() {
+      try {
+        await store.connection?.warm(START_DEADLINE_MS);
+        await store.prepare?.();
+      } catch (error) {
+        throw new QuotaStoreError('store', error);
+      }
     },
 
     async resolveRule(clientId, apiPath) {
@@ -163,19 +210,14 @@ export function buildQuotaService(config: QuotaConfig, emit?: EmitQuotaEvent): Q
       try {
         rule = await rules.find(clientId, apiPath);
       } catch (error) {
-        const failure = asDependencyError('rules', error);
-        outage.failed(failure, now);
-        return { outcome: 'store_unavailable', apiPath, now, time, error: failure };
+        return { outcome: 'store_unavailable', apiPath, now, time, error: asDependencyError('rules', error) };
       }
       let used: number[];
       try {
-        used = await withDeadline('store', storeTimeoutMs, () => store.peek({ clientId, apiPath, buckets: windows, now }));
+        used = await guard.ask(() => store.peek({ clientId, apiPath, buckets: windows, now }));
       } catch (error) {
-        const failure = asDependencyError('store', error);
-        outage.failed(failure, now);
-        return { outcome: 'store_unavailable', apiPath, now, time, error: failure };
+        return { outcome: 'store_unavailable', apiPath, now, time, error: asDependencyError('store', error) };
       }
-      outage.worked(now);
       return { outcome: 'ok', now, time, report: quotaReport(apiPath, rule, windows, used) };
     },
   };

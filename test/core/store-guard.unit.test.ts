@@ -1,20 +1,29 @@
 /**
- * The store guard (docs/deployment.md): a deadline on each call, a StoreUnavailableError for a
- * failure, one warning per outage and one notice when it ends, however many calls fail between.
+ * The store guard (docs/stores.md#deadlines-and-outages): a deadline on each call that measures
+ * the store, not the local queue; a late call waited for while the store answers others; a
+ * StoreUnavailableError for a failure; one warning per outage and one notice when it ends,
+ * however many calls fail between.
  */
 import { describe, expect, it } from 'vitest';
 import { StoreUnavailableError } from '../../src/core/errors.js';
-import { createStoreGuard, guardMethods } from '../../src/core/store-guard.js';
+import { StoreBusyError, StoreFailedError, StoreTimeoutError } from '../../src/core/store-errors.js';
+import { createStoreGuard, guardMethods, LATE_LIMIT } from '../../src/core/store-guard.js';
+import { createStoreLane, MAX_WAITING } from '../../src/core/store-lane.js';
 import { capturingLogger } from '../support/logger.js';
 
 const down = () => Promise.reject(new Error('connection reset'));
 const up = () => Promise.resolve('ok');
 
-function setup(timeoutMs = 50) {
+const after = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Answers `value` after `ms`. */
+const slow = <T>(ms: number, value: T) => () => after(ms).then(() => value);
+
+function setup(timeoutMs = 50, lane?: ReturnType<typeof createStoreLane>) {
   const logger = capturingLogger();
-  const guard = createStoreGuard({ name: 'OAuth store (redis)', timeoutMs, logger });
+  let errors = 0;
+  const guard = createStoreGuard({ name: 'OAuth store (redis)', timeoutMs, logger, onError: () => errors++, ...(lane ? { lane } : {}) });
   const lines = () => logger.records.map((r) => `${r.level}: ${r.message}`);
-  return { guard, lines, logger };
+  return { guard, lines, logger, errors: () => errors };
 }
 
 describe('store guard', () => {
@@ -26,11 +35,55 @@ describe('store guard', () => {
     expect((error as Error).message).not.toContain('reset');
   });
 
-  it('a call that misses its deadline rejects at the deadline instead of waiting', async () => {
+  it('a call to a silent store fails at twice its deadline with store_timeout, and later calls at the deadline', async () => {
     const { guard } = setup(50);
-    const started = performance.now();
-    await expect(guard.run(() => new Promise<never>(() => {}))).rejects.toBeInstanceOf(StoreUnavailableError);
+    const hang = () => new Promise<never>(() => {});
+    let started = performance.now();
+    const first = await guard.ask(hang).catch((e: unknown) => e);
+    expect(first).toBeInstanceOf(StoreTimeoutError);
+    expect(first).toMatchObject({ code: 'store_timeout', store: 'OAuth store (redis)' });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(95);
     expect(performance.now() - started).toBeLessThan(500);
+    started = performance.now();
+    await expect(guard.run(hang)).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(performance.now() - started).toBeLessThan(95);
+    expect(guard.degraded).toBe(true);
+  });
+
+  it('a late call is waited for while the store answers other calls: slow is not down', async () => {
+    const { guard, lines, errors } = setup(50);
+    // One call takes four deadlines; others keep being answered meanwhile.
+    const late = guard.ask(slow(200, 'late answer'));
+    for (let i = 0; i < 9; i++) expect(await guard.ask(slow(20, i))).toBe(i);
+    expect(await late).toBe('late answer');
+    expect(lines()).toEqual([]);
+    expect(errors()).toBe(0);
+    expect(guard.degraded).toBe(false);
+  });
+
+  it(`a late call gives up after ${LATE_LIMIT} deadlines even while other calls are answered`, async () => {
+    const { guard } = setup(20);
+    const stuck = guard.ask(() => new Promise<never>(() => {})).catch((e: unknown) => e);
+    const started = performance.now();
+    let answered = 0;
+    while (performance.now() - started < LATE_LIMIT * 20 + 100) {
+      await guard.ask(slow(5, 'ok')).catch(() => undefined);
+      answered++;
+    }
+    expect(await stuck).toBeInstanceOf(StoreTimeoutError);
+    expect(answered).toBeGreaterThan(5);
+  });
+
+  it('an outage fails the late calls at once', async () => {
+    const { guard } = setup(200);
+    const started = performance.now();
+    const late = guard.ask(() => new Promise<never>(() => {})).catch((e: unknown) => e);
+    // Another call is answered after the deadline: the first one is late, not failed.
+    await guard.ask(slow(250, 'answered'));
+    await after(50);
+    await guard.ask(down).catch(() => undefined);
+    expect(await late).toBeInstanceOf(StoreTimeoutError);
+    expect(performance.now() - started).toBeLessThan(390);
   });
 
   it('logs one warning for many failures and one notice at the first success after them', async () => {
@@ -74,6 +127,55 @@ describe('store guard', () => {
     expect(ran).toEqual(['now']);
     await guard.run(up);
     expect(ran).toEqual(['now', 'later']);
+  });
+
+  it('time waiting for a connection of the lane does not count against the deadline', async () => {
+    const lane = createStoreLane(1, 5_000);
+    const { guard, lines } = setup(60, lane);
+    // Four calls of 40 ms each through one connection: the last waits 120 ms, twice its deadline.
+    const answers = await Promise.all([1, 2, 3, 4].map((i) => guard.ask(slow(40, i))));
+    expect(answers).toEqual([1, 2, 3, 4]);
+    expect(lines()).toEqual([]);
+  });
+
+  it('past the bound of the lane a call is shed with store_busy: no outage, no warning, not counted as a store failure', async () => {
+    const lane = createStoreLane(1, 50);
+    const { guard, lines, errors } = setup(1000, lane);
+    const holder = guard.ask(slow(200, 'first'));
+    const shed = await guard.run(slow(1, 'second')).catch((e: unknown) => e);
+    expect(shed).toBeInstanceOf(StoreUnavailableError);
+    expect((shed as Error).cause).toBeInstanceOf(StoreBusyError);
+    expect(await holder).toBe('first');
+    expect(lines()).toEqual([]);
+    expect(errors()).toBe(0);
+    expect(guard.degraded).toBe(false);
+  });
+
+  it(`the lane sheds the call that would wait behind ${MAX_WAITING} others`, async () => {
+    const lane = createStoreLane(1, 10_000);
+    const holder = await lane.enter('s');
+    const waiting = Array.from({ length: MAX_WAITING }, () => lane.enter('s').then((release) => release()));
+    await expect(lane.enter('s')).rejects.toMatchObject({ code: 'store_busy' });
+    holder();
+    await Promise.all(waiting);
+  });
+
+  it('while the store is failing a call does not wait for a connection', async () => {
+    const lane = createStoreLane(1, 10_000);
+    const { guard } = setup(1000, lane);
+    const holder = guard.ask(() => new Promise<never>(() => {})).catch(() => undefined);
+    await guard.failedNow(new Error('connection reset'));
+    const started = performance.now();
+    await expect(guard.ask(up)).rejects.toBeInstanceOf(StoreBusyError);
+    expect(performance.now() - started).toBeLessThan(100);
+    void holder;
+  });
+
+  it('a failure keeps its code: store_failed with the cause', async () => {
+    const { guard } = setup();
+    const error = await guard.ask(down).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreFailedError);
+    expect(error).toMatchObject({ code: 'store_failed', cause: { message: 'connection reset' } });
   });
 
   it('guardMethods guards promise-returning methods and leaves synchronous answers and fields alone', async () => {

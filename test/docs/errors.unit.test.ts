@@ -24,6 +24,7 @@ import {
   UpstreamTimeoutError,
   ValidationError,
 } from '../../src/core/errors.js';
+import { StoreBusyError } from '../../src/core/store-errors.js';
 import { ERROR_CODES } from '../../src/error-codes.js';
 import { OAUTH_ERROR_CODES, OAuthUnavailableError } from '../../src/oauth/errors.js';
 import { QuotaExceededError, QuotaStoreError, QuotaStoreTimeoutError, QuotaStoreUnavailableError } from '../../src/quota/errors.js';
@@ -46,10 +47,10 @@ describe('docs/errors.md', () => {
   const configuration = table('Configuration errors');
   const http = table('HTTP errors');
   const oauth = table('OAuth error codes');
-  const quota = table('Quota store errors');
+  const store = table('Store errors');
 
   it('documents every code, and no code the library does not have', () => {
-    const documented = new Set([...configuration.keys(), ...http.keys(), ...oauth.keys(), ...quota.keys()]);
+    const documented = new Set([...configuration.keys(), ...http.keys(), ...oauth.keys(), ...store.keys()]);
     expect([...documented].sort()).toEqual([...ERROR_CODES].sort());
   });
 
@@ -57,7 +58,9 @@ describe('docs/errors.md', () => {
     expect([...configuration.keys()].sort()).toEqual([...CONFIGURATION_ERROR_CODES].sort());
     expect([...http.keys()].sort()).toEqual(Object.keys(PLATFORM_ERROR_STATUS).sort());
     expect([...oauth.keys()].sort()).toEqual([...OAUTH_ERROR_CODES].sort());
-    expect([...quota.keys()].sort()).toEqual([new QuotaStoreError('store', new Error('x')).code, new QuotaStoreTimeoutError('store', 1).code].sort());
+    expect([...store.keys()].sort()).toEqual(
+      [new QuotaStoreError('store', new Error('x')).code, new QuotaStoreTimeoutError('store', 1).code, new StoreBusyError('quota store', 'full').code].sort(),
+    );
   });
 
   it.each(Object.entries(PLATFORM_ERROR_STATUS))('%s is documented with HTTP %i', (code, status) => {

@@ -2,10 +2,14 @@
  * An OAuth store that fails or hangs answers 503 on every adapter (docs/deployment.md): RFC 6749
  * 5.2 `temporarily_unavailable` JSON on the token and userinfo endpoints, the OAuth error page on
  * authorize, the envelope with code 1 on the guarded host routes and get_quota; never a 500, never
- * the framework's error page, and the host's handler never runs.
+ * the framework's error page, and the host's handler never runs. The admin API's quota store
+ * calls run through the same guard (docs/stores.md#deadlines-and-outages): a 503, one warning
+ * per outage, and each failure in the metrics.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createMemoryOAuthStore, type OAuthStore } from '../../src/oauth/store/index.js';
+import { createMemoryQuotaStore, type QuotaStore } from '../../src/quota/index.js';
+import { capturingLogger } from '../support/logger.js';
 import { ADAPTER_NAMES, accessToken, bearer, CONFIDENTIAL, closeHosts, OTHER, ping, startHost } from './quota-helpers.js';
 
 type Mode = 'up' | 'failing' | 'hanging';
@@ -76,4 +80,50 @@ describe.each(ADAPTER_NAMES)('an unavailable OAuth store on %s', (adapter) => {
       await host.close();
     });
   }
+});
+
+const OPERATOR = 'operator-token-0123456789abcdef0123456789';
+
+/** The memory quota store, its stored rules answered like a networked store's, failing while `down`. */
+function switchableRules(): QuotaStore & { down: boolean } {
+  const memory = createMemoryQuotaStore();
+  const rules = memory.rules!;
+  const store: QuotaStore & { down: boolean } = {
+    ...memory,
+    down: false,
+    rules: {
+      inProcess: false,
+      findRules: async (clientId, apiPath) => rules.findRules(clientId, apiPath),
+      listRules: async () => (store.down ? Promise.reject(new Error('ECONNRESET')) : rules.listRules()),
+      saveRule: async (rule) => rules.saveRule(rule),
+      deleteRule: async (key) => rules.deleteRule(key),
+    },
+  };
+  return store;
+}
+
+describe.each(ADAPTER_NAMES)('an unavailable quota store at the admin API on %s', (adapter) => {
+  it('answers 503 with Retry-After, logs one warning and one notice, and counts each failure in the metrics', async () => {
+    const store = switchableRules();
+    const logger = capturingLogger();
+    const host = await startHost(adapter, { quota: { store }, logger, platform: { admin: { token: OPERATOR } } });
+    const admin = (path: string) => host.http().get(path).set('authorization', `Bearer ${OPERATOR}`);
+    expect((await admin('/admin/rules')).status).toBe(200);
+
+    store.down = true;
+    for (let i = 0; i < 3; i++) {
+      const res = await admin('/admin/rules');
+      expect(res.status).toBe(503);
+      expect(res.headers['retry-after']).toBe('1');
+      expect(res.body).toMatchObject({ code: 1, data: null });
+    }
+    const metrics = await admin('/admin/metrics');
+    expect(metrics.text).toMatch(/^courier_platform_store_errors_total\{store="quota store"\} 3$/m);
+
+    store.down = false;
+    expect((await admin('/admin/rules')).status).toBe(200);
+    const lines = logger.records.filter((r) => /quota store/.test(r.message)).map((r) => `${r.level}: ${r.message}`);
+    expect(lines).toEqual([expect.stringMatching(/^warn: quota store unavailable/), 'info: quota store available again']);
+    await host.close();
+  });
 });

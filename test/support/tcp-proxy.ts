@@ -5,6 +5,10 @@
  * the way a network partition looks to both ends; `resume()` ends either, delivering what a
  * partition held in order, as TCP's retransmission would. Nothing else changes, so the client
  * sees exactly an outage.
+ *
+ * With `delay`, it is a store in another zone instead: every chunk, either way, is delivered
+ * `chunkMs` after it arrived (in order), and each new connection reaches the server
+ * `connectMs` after it was accepted.
  */
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { listenOnLoopback } from './net.js';
@@ -23,7 +27,18 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
-export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+export interface ProxyDelay {
+  /** Added to every chunk, each way. */
+  chunkMs?: number;
+  /** Added once to each new connection, before it reaches the server. */
+  connectMs?: number;
+}
+
+export async function startTcpProxy(target: { host: string; port: number }, delay: ProxyDelay = {}): Promise<TcpProxy> {
+  const chunkMs = delay.chunkMs ?? 0;
+  const connectMs = delay.connectMs ?? 0;
+  // setTimeout runs callbacks with the same delay in the order they were set: chunks stay in order.
+  const later = (ms: number, action: () => void) => (ms > 0 ? setTimeout(action, ms) : action());
   const sockets = new Set<Socket>();
   let refusing = false;
   let forwarded = 0;
@@ -46,17 +61,21 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     const early: Buffer[] = [];
     const collect = (chunk: Buffer) => early.push(chunk);
     downstream.on('data', collect);
-    deliver(() => {
-      if (downstream.destroyed) return;
+    const connect = () => {
+      if (downstream.destroyed || refusing) {
+        downstream.destroy();
+        return;
+      }
       const upstream = createConnection({ host: target.host, port: target.port });
       track(upstream);
       downstream.off('data', collect);
-      for (const chunk of early) upstream.write(chunk);
-      downstream.on('data', (chunk: Buffer) => deliver(() => upstream.write(chunk)));
-      upstream.on('data', (chunk: Buffer) => deliver(() => downstream.write(chunk)));
-      upstream.on('close', () => downstream.destroy());
-      downstream.on('close', () => upstream.destroy());
-    });
+      for (const chunk of early) later(chunkMs, () => upstream.write(chunk));
+      downstream.on('data', (chunk: Buffer) => later(chunkMs, () => deliver(() => upstream.write(chunk))));
+      upstream.on('data', (chunk: Buffer) => later(chunkMs, () => deliver(() => downstream.write(chunk))));
+      upstream.on('close', () => later(chunkMs, () => downstream.destroy()));
+      downstream.on('close', () => later(chunkMs, () => upstream.destroy()));
+    };
+    deliver(() => later(connectMs, connect));
   });
   const port = await listenOnLoopback(server);
   let closing: Promise<void> | undefined;

@@ -33,6 +33,7 @@
 import { systemClock, type Clock } from '../../core/clock.js';
 import { configurationError } from '../../core/errors.js';
 import { checkClientRecord } from '../client-record.js';
+import { pgConnection, type StoreConnection } from '../../core/store-connection.js';
 import type { PgQueryable } from '../../core/store-clients.js';
 import {
   accessView,
@@ -71,6 +72,8 @@ export interface PostgresRateLimitStore {
 }
 
 export interface PostgresOAuthStore extends OAuthStore {
+  /** The pool as `ready()` warms it and the store guard queues calls for it (docs/stores.md#the-local-queue). */
+  readonly connection: StoreConnection;
   /** Lets the client-authentication limit and `createLoginThrottle({ store })` count in this schema. */
   readonly rateLimitStore: PostgresRateLimitStore;
   /** Creates the schema, tables and indexes when missing. Idempotent, and safe to run concurrently. */
@@ -184,6 +187,7 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
   }
 
   return {
+    connection: pgConnection(pool),
     migrate: startMigration,
 
     rateLimitStore: { kind: 'postgres', pool, schema, ready: ensureReady, createTable: autoMigrate },

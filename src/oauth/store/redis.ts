@@ -34,6 +34,7 @@ import { systemClock, type Clock } from '../../core/clock.js';
 import { configurationError } from '../../core/errors.js';
 import { checkClientRecord } from '../client-record.js';
 import type { RedisLike } from '../../core/store-clients.js';
+import { redisConnection, type StoreConnection } from '../../core/store-connection.js';
 import { globEscape, scanKeys } from '../../core/redis-scan.js';
 import {
   accessView,
@@ -81,6 +82,8 @@ export interface RedisRateLimitStore {
 }
 
 export interface RedisOAuthStore extends OAuthStore {
+  /** The client as `ready()` waits for it to connect (docs/deployment.md#start). */
+  readonly connection: StoreConnection;
   /** Lets the client-authentication limit and `createLoginThrottle({ store })` count on this Redis. */
   readonly rateLimitStore: RedisRateLimitStore;
 }
@@ -161,6 +164,7 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
   }
 
   return {
+    connection: redisConnection(client),
     rateLimitStore: { kind: 'redis', client, keyPrefix: prefix },
 
     async getClient(clientId) {

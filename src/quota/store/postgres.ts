@@ -9,9 +9,14 @@
  * its own verdict and counts. One round trip, one commit and one new row version per period then
  * serve the whole batch, where one call per statement would queue every call of a client and
  * path on the same row locks.
+ *
+ * A batch takes a connection through the pool's lane (core/store-lane.ts), the queue the OAuth
+ * store and the admin API share on the same pool; its calls' deadlines start when it has one.
  */
 import type { PgPoolLike } from '../../core/store-clients.js';
 import { createPostgresHistoryStore, historyMigrationSql } from '../../history/postgres.js';
+import { pgConnection, type StoreConnection } from '../../core/store-connection.js';
+import type { StoreCall } from '../../core/store-guard.js';
 import { batcher, type Batch } from './batches.js';
 import { DEFAULT_SCHEMA, DEFAULT_TABLE, quotaSql } from './postgres-sql.js';
 import type { MatchedRules, QuotaRule } from '../rules.js';
@@ -56,6 +61,9 @@ export interface PostgresQuotaStoreOptions {
 
 export interface PostgresQuotaStore extends QuotaStore {
   readonly kind: 'postgres';
+  readonly connection: StoreConnection;
+  readonly queuesCalls: true;
+  prepare(): Promise<void>;
   /** `"schema"."table"`, quoted. */
   readonly tableName: string;
   /** Creates the schema, table, index and consume function if missing. Idempotent; safe to run from many processes at once. */
@@ -74,6 +82,12 @@ function toNumber(value: unknown): number {
 
 const noop = (): void => {};
 
+/** A concurrent CREATE SCHEMA of the same name won: PostgreSQL's catalog answers a unique violation. */
+function schemaRace(error: unknown): boolean {
+  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
+  return code === '23505' && constraint === 'pg_namespace_nspname_index';
+}
+
 function nonNegativeInteger(value: number, name: string): number {
   if (!Number.isSafeInteger(value) || value < 0) throw new TypeError(`postgres quota store: ${name} must be a non-negative integer`);
   return value;
@@ -83,6 +97,8 @@ interface Call {
   cost: number;
   resolve: (result: ConsumeResult) => void;
   reject: (error: unknown) => void;
+  /** Hears when the batch goes to the database. */
+  guarded: StoreCall | undefined;
 }
 
 /**
@@ -121,6 +137,8 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
   const lockTimeoutMs = nonNegativeInteger(options.lockTimeoutMs ?? 2000, 'lockTimeoutMs');
   if (lockTimeoutMs > 2_147_483_647) throw new TypeError('postgres quota store: lockTimeoutMs must fit in an integer');
   const synchronousCommit = options.synchronousCommit ?? true;
+  const connection = pgConnection(pool);
+  const { lane } = connection;
 
   let ready: Promise<void> | undefined;
   let nextCleanupAt = 0;
@@ -162,7 +180,9 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
 
   const ensureReady = (): Promise<void> => {
     if (!autoMigrate) return Promise.resolve();
-    ready ??= migrate().catch((error: unknown) => {
+    // Two processes (or this store and the OAuth store) may create the schema at the same instant:
+    // the loser sees the winner's schema on its second try.
+    ready ??= migrate().catch((error: unknown) => (schemaRace(error) ? migrate() : Promise.reject(error))).catch((error: unknown) => {
       ready = undefined; // try again on the next call
       throw error;
     });
@@ -186,6 +206,14 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
 
   /** One statement for a batch; each call gets the counts as they stood after it. */
   const send = async ({ request, calls }: Batch<ConsumeRequest, Call>): Promise<void> => {
+    let release: (() => void) | undefined;
+    try {
+      release = await lane?.enter('quota store', !calls.some((call) => call.guarded?.failing));
+    } catch (error) {
+      for (const call of calls) call.reject(error);
+      return;
+    }
+    for (const call of calls) call.guarded?.sent();
     maybeCleanup(request.now);
     const { clientId, apiPath, buckets } = request;
     try {
@@ -215,6 +243,8 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
       });
     } catch (error) {
       for (const call of calls) call.reject(error);
+    } finally {
+      release?.();
     }
   };
   const batches = batcher(send, STALLED_MS);
@@ -227,6 +257,9 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
   return {
     kind: 'postgres',
     tableName: sql.table,
+    connection,
+    queuesCalls: true,
+    prepare: ensureReady,
     migrate,
     history: createPostgresHistoryStore({ pool, schema: schemaName, ready: ensureReady }),
     usage: {
@@ -262,10 +295,12 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
         return ((await pool.query(sql.deleteRule, [ruleKey(key)])).rowCount ?? 0) > 0;
       },
     },
-    async consume(request: ConsumeRequest): Promise<ConsumeResult> {
+    async consume(request: ConsumeRequest, guarded?: StoreCall): Promise<ConsumeResult> {
       checkConsumeRequest(request);
+      // Waiting for the migration, a batch in flight or a connection is local: no deadline runs.
+      guarded?.waiting();
       await ensureReady();
-      return new Promise((resolve, reject) => batches.add(batchKey(request), request, { cost: request.cost, resolve, reject }));
+      return new Promise((resolve, reject) => batches.add(batchKey(request), request, { cost: request.cost, resolve, reject, guarded }));
     },
     async peek(request: PeekRequest): Promise<number[]> {
       await ensureReady();

@@ -20,6 +20,7 @@ import { PairCache } from '../../core/pair-cache.js';
 import { globEscape, scanKeys } from '../../core/redis-scan.js';
 import type { RedisLike } from '../../core/store-clients.js';
 import { createRedisHistoryStore } from '../../history/redis.js';
+import { redisConnection, type StoreConnection } from '../../core/store-connection.js';
 import { scriptRunner } from './redis-script.js';
 import type { QuotaRule } from '../rules.js';
 import { checkConsumeRequest, ruleKey, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaBucket, type QuotaStore } from './types.js';
@@ -45,6 +46,7 @@ export interface RedisQuotaStoreOptions {
 
 export interface RedisQuotaStore extends QuotaStore {
   readonly kind: 'redis';
+  readonly connection: StoreConnection;
   /** The keys of one client and path; for tests and operators. */
   keysFor(clientId: string, apiPath: string, buckets: readonly { period: string; start: number }[]): string[];
 }
@@ -134,6 +136,7 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
   const history = createRedisHistoryStore({ client, prefix });
   return {
     kind: 'redis',
+    connection: redisConnection(client),
     keysFor,
     ...(history ? { history } : {}),
     usage: {

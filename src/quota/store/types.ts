@@ -7,6 +7,8 @@
  */
 import { configurationError } from '../../core/errors.js';
 import type { UsageHistoryStore } from '../../history/types.js';
+import type { StoreConnection } from '../../core/store-connection.js';
+import type { StoreCall } from '../../core/store-guard.js';
 import type { QuotaPeriod } from '../periods.js';
 import type { MatchedRules, QuotaRule } from '../rules.js';
 
@@ -59,8 +61,14 @@ export interface QuotaStore {
    * (`used + cost <= limit`), add `cost` to all buckets (unlimited ones too); otherwise change
    * nothing. Exact under any concurrency, including many processes on one shared store.
    * Rejects (throws) only when the store itself fails.
+   *
+   * `call`, when given, hears when the call waits locally and when it goes to the store, so its
+   * deadline measures the store (a store that queues calls itself, as the PostgreSQL store's
+   * batches do, says so with `queuesCalls`); other stores ignore it.
    */
-  consume(request: ConsumeRequest): Promise<ConsumeResult>;
+  consume(request: ConsumeRequest, call?: StoreCall): Promise<ConsumeResult>;
+  /** True when `consume` queues calls itself and reports them through its `call` argument. */
+  readonly queuesCalls?: boolean;
   /**
    * Optional: the same operation answered synchronously, for a store that lives in this process
    * and cannot hang (memory). The service then calls it instead, with no deadline timer and no
@@ -69,6 +77,10 @@ export interface QuotaStore {
   consumeSync?(request: ConsumeRequest): ConsumeResult;
   /** Current counts per bucket, same order; 0 for a bucket never charged. Never writes a count. */
   peek(request: PeekRequest): Promise<number[]>;
+  /** The client it talks through: `ready()` warms it, and its pool's lane queues the calls. */
+  readonly connection?: StoreConnection;
+  /** Optional: what the first call would otherwise do (a migration), run by `ready()`. */
+  prepare?(): Promise<void>;
   /** Releases what the store itself started (timers, clean-ups in flight); never the client it was given. */
   close?(): Promise<void>;
   /** Rules kept in the store beside the configured ones, for the admin API; every process on the store reads them. */

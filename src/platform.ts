@@ -99,8 +99,10 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
     starting.push(oauth.ready);
     verifyToken = oauth.verifyAccessToken;
     oauthIssuer = oauth.issuer;
-    revokeGrants = (grants) => oauth.revokeGrants(grants);
-    adminParts.oauth = { revokeGrants, clients: oauth.clients };
+    revokeGrants = async (grants) => {
+      await oauth.revokeGrants(grants);
+    };
+    adminParts.oauth = { revokeGrants: (grants) => oauth.revokeGrants(grants), clients: oauth.clients };
   }
 
   let guard: Platform['guard'];
@@ -122,6 +124,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
       };
     }
     if (config.store.usage) adminParts.usage = { usage: config.store.usage, quota, storeTimeoutMs: config.storeTimeoutMs };
+    adminParts.quotaCountsClients = hostVerify === undefined;
     const { paths: extraPaths, ...info } = options.apiDocument;
     const guarded = guardedRoutes();
     describeGuarded = (apiPath, doc) => guarded.add(apiPath, doc);

@@ -24,12 +24,12 @@ export const listResponseSchema = okEnvelopeSchema(z.array(z.looseObject({ id: z
 });
 
 /** The cursor names the last client shown; it is opaque to callers, so its form may change. */
-const cursorOf = (client: OAuthClientRecord) => Buffer.from(client.id, 'utf8').toString('base64url');
+const cursorOf = (id: string) => Buffer.from(id, 'utf8').toString('base64url');
 
-function afterOf(cursor: string | undefined): string | undefined {
-  if (cursor === undefined) return undefined;
+/** The id a cursor names; anything that is not a cursor's exact spelling is a 400. */
+function afterOf(cursor: string): string {
   const id = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (id === '' || cursorOf({ id } as OAuthClientRecord) !== cursor) {
+  if (id === '' || cursorOf(id) !== cursor) {
     throw new ValidationError([{ field: 'cursor', rule: 'cursor', message: 'is not a next_cursor this API gave' }]);
   }
   return id;
@@ -42,9 +42,9 @@ export async function listClients(
 ): Promise<PlatformResponse> {
   // One more than shown tells whether a next page exists. The store pages if it can; a store of the
   // host's own may answer every client, which clientPage cuts the same way.
-  const page = { limit: query.limit + 1, ...(query.status ? { status: query.status } : {}), ...(query.cursor ? { after: afterOf(query.cursor)! } : {}) };
+  const page = { limit: query.limit + 1, ...(query.status ? { status: query.status } : {}), ...(query.cursor === undefined ? {} : { after: afterOf(query.cursor) }) };
   const found = clientPage(await store.listClients(page), page);
   const shown = found.slice(0, query.limit);
-  const next = found.length > query.limit ? cursorOf(shown.at(-1)!) : null;
+  const next = found.length > query.limit ? cursorOf(shown.at(-1)!.id) : null;
   return jsonResponse(200, { code: 0, message: 'ok', data: shown.map(view), next_cursor: next });
 }

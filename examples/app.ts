@@ -56,6 +56,9 @@ function mountablePlatform(config: ExampleConfig, stores: ExampleStores, login: 
     },
     // The operator's API (docs/operator.md), only with ADMIN_TOKEN set.
     admin: config.adminToken ? { token: config.adminToken } : false,
+    // Every level on the console, one line each: info carries the admin API's changes
+    // (docs/operator.md#the-audit-lines), which the default (warnings and errors) leaves out.
+    logger: console,
   });
 }
 

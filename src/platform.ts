@@ -114,8 +114,10 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
     starting.push(oauth.ready);
     verifyToken = oauth.verifyAccessToken;
     oauthIssuer = oauth.issuer;
-    revokeGrants = (grants) => oauth.revokeGrants(grants);
-    adminParts.oauth = { revokeGrants, clients: oauth.clients };
+    revokeGrants = async (grants) => {
+      await oauth.revokeGrants(grants);
+    };
+    adminParts.oauth = { revokeGrants: (grants) => oauth.revokeGrants(grants), clients: oauth.clients };
   }
 
   let guard: Platform['guard'];
@@ -150,6 +152,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
       adminParts.history = { history: config.store.history, retention, storeGuard: quota.storeGuard };
     }
     const guardTelemetry = history ? recordingTelemetry(telemetry, history) : telemetry;
+    adminParts.quotaCountsClients = hostVerify === undefined;
     const { paths: extraPaths, ...info } = options.apiDocument;
     const guarded = guardedRoutes();
     describeGuarded = (apiPath, doc) => guarded.add(apiPath, doc);

@@ -14,6 +14,15 @@ import type { ResolvedAdminOptions } from './options.js';
 
 const CHALLENGE = 'Bearer realm="admin"';
 
+/** What a caller without credentials is told to bring: only what this platform accepts. */
+function missingCredentials(options: Pick<ResolvedAdminOptions, 'token' | 'authorize'>): string {
+  const session = "sign in to this site as an operator (the host's admin.authorize decides)";
+  const token = 'send `Authorization: Bearer <admin token>`';
+  if (options.token === undefined) return `The admin API needs an operator: ${session}`;
+  if (!options.authorize) return `The admin API needs an operator: ${token}`;
+  return `The admin API needs an operator: ${session}, or ${token}`;
+}
+
 // Digests of equal length, so the comparison takes the same time whatever the token's length.
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
@@ -33,6 +42,7 @@ export function adminAccess(
   const expected = options.token === undefined ? undefined : digest(options.token);
   const sameSite = crossSiteCheck({ publicUrl, allowedOrigins: options.allowedOrigins } satisfies CrossSiteOptions);
   const failures = failedTokenLimit(logger);
+  const hint = missingCredentials(options);
   return async (request) => {
     sameSite(request);
     const authorization = header(request, 'authorization');
@@ -59,6 +69,6 @@ export function adminAccess(
       if (decision === true) return;
       if (decision === false || bearer !== undefined) throw new ForbiddenError('You may not use the admin API');
     }
-    throw new UnauthorizedError('The admin API needs an operator: send `Authorization: Bearer <admin token>`', CHALLENGE);
+    throw new UnauthorizedError(hint, CHALLENGE);
   };
 }

@@ -16,7 +16,8 @@ import { hashClientSecret } from '../oauth/client-secret.js';
 import type { OAuthClientAdmin } from '../oauth/setup.js';
 import type { OAuthClientRecord } from '../oauth/store/types.js';
 import type { AdminAccessCheck } from './access.js';
-import { adminRoute } from './route.js';
+import { DEFAULT_CLIENT_PAGE, listClients, listQuery, listResponseSchema, MAX_CLIENT_PAGE } from './client-list.js';
+import { adminRoute, parseQuery } from './route.js';
 
 const registration = z.strictObject({
   name: z.string().min(1).max(200),
@@ -41,10 +42,25 @@ export interface ClientsDeps {
   now: () => number;
   secretOverlapSeconds: number;
   clients: OAuthClientAdmin;
+  /** Deletes an application's stored quota rules, answering how many; absent while the quota keeps none of its rules. */
+  removeRules?: (clientId: string) => Promise<number>;
 }
 
-/** What the API shows of a client: never a secret or its hash. */
-function view(client: OAuthClientRecord, configured: ReadonlySet<string>) {
+const rotateQuery = z.strictObject({ force: z.enum(['true', 'false']).optional() });
+
+/** While the secret rotated out before still works (ms since the epoch), or undefined. */
+const previousUntil = (client: OAuthClientRecord, at: number) =>
+  client.previousSecretHash !== undefined && client.previousSecretValidUntil !== undefined && client.previousSecretValidUntil > at ? client.previousSecretValidUntil : undefined;
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * What the API shows of a client: never a secret or its hash. The fields are the registration
+ * body's (camelCase, like `redirectUris`); `previous_valid_until` is spelled as the rotation
+ * answers it, null when no rotated-out secret works.
+ */
+function view(client: OAuthClientRecord, configured: ReadonlySet<string>, at: number) {
+  const until = previousUntil(client, at);
   return {
     id: client.id,
     name: client.name,
@@ -55,7 +71,7 @@ function view(client: OAuthClientRecord, configured: ReadonlySet<string>) {
     introspect: client.introspect === true,
     status: client.status ?? 'active',
     source: configured.has(client.id) ? 'options' : 'store',
-    ...(client.previousSecretValidUntil !== undefined ? { previousSecretValidUntil: new Date(client.previousSecretValidUntil).toISOString() } : {}),
+    previous_valid_until: until === undefined ? null : iso(until),
   };
 }
 
@@ -83,6 +99,7 @@ export function clientRoutes(basePath: string, access: AdminAccessCheck, deps: C
     if (configuredIds.has(id)) throw new ConflictError(`Client ${JSON.stringify(id)} comes from the options (oauth.clients); change it there`);
     return existing(id);
   };
+  const show = (client: OAuthClientRecord) => view(client, configuredIds, deps.now());
   const saved = async (client: OAuthClientRecord, what: string) => {
     await store.saveClient(client);
     deps.clients.changed(client.id);
@@ -93,10 +110,14 @@ export function clientRoutes(basePath: string, access: AdminAccessCheck, deps: C
     adminRoute(basePath, access, {
       method: 'GET',
       path: '/clients',
-      doc: { operationId: 'admin_list_clients', summary: 'Every client, configured and registered', responses: { 200: { description: 'The clients' } } },
-      async handle() {
-        const clients = await store.listClients();
-        return ok(clients.map((client) => view(client, configuredIds)).sort((a, b) => a.id.localeCompare(b.id)));
+      doc: {
+        operationId: 'admin_list_clients',
+        summary: 'The clients, configured and registered, one page at a time in id order',
+        query: listQuery,
+        responses: { 200: { description: `A page of clients and \`next_cursor\` (null on the last page); ${DEFAULT_CLIENT_PAGE} a page unless \`limit\` says (at most ${MAX_CLIENT_PAGE})`, schema: listResponseSchema } },
+      },
+      async handle(request) {
+        return listClients(store, parseQuery(request, listQuery), show);
       },
     }),
     adminRoute(basePath, access, {
@@ -121,7 +142,7 @@ export function clientRoutes(basePath: string, access: AdminAccessCheck, deps: C
           ...(input.introspect ? { introspect: true } : {}),
         });
         await saved(client, 'registered');
-        return jsonResponse(201, { code: 0, message: 'ok', data: { client: view(client, configuredIds), client_secret: secret ?? null } }, { 'cache-control': 'no-store' });
+        return jsonResponse(201, { code: 0, message: 'ok', data: { client: show(client), client_secret: secret ?? null } }, { 'cache-control': 'no-store' });
       },
     }),
     adminRoute(basePath, access, {
@@ -129,7 +150,7 @@ export function clientRoutes(basePath: string, access: AdminAccessCheck, deps: C
       path: '/clients/:id',
       doc: { operationId: 'admin_get_client', summary: 'One client', responses: { 200: { description: 'The client' }, 404: { description: 'No such client' } } },
       async handle(_request, { id }) {
-        return ok(view(await existing(id!), configuredIds));
+        return ok(show(await existing(id!)));
       },
     }),
     adminRoute(basePath, access, {
@@ -148,7 +169,7 @@ export function clientRoutes(basePath: string, access: AdminAccessCheck, deps: C
         const resumed = before.status === 'suspended' && input.status === 'active' ? { tokensValidAfter: deps.now() } : {};
         const client = checked({ ...before, ...input, ...resumed });
         await saved(client, Object.keys(input).join(',') || 'nothing');
-        return ok(view(client, configuredIds));
+        return ok(show(client));
       },
     }),
     adminRoute(basePath, access, {
@@ -157,18 +178,32 @@ export function clientRoutes(basePath: string, access: AdminAccessCheck, deps: C
       doc: {
         operationId: 'admin_rotate_client_secret',
         summary: 'A new secret; the previous one keeps working until previous_valid_until',
-        responses: { 200: { description: 'The new secret, shown this once' }, 404: { description: 'No such client' }, 409: { description: 'A configured client' } },
+        query: rotateQuery,
+        responses: {
+          200: { description: 'The new secret, shown this once; `older_secret_ended` says whether `force=true` ended a secret rotated out before' },
+          404: { description: 'No such client' },
+          409: { description: 'A configured client, or a secret rotated out before still works (rotate after its previous_valid_until, or with force=true)' },
+        },
       },
-      async handle(_request, { id }) {
+      async handle(request, { id }) {
+        const { force } = parseQuery(request, rotateQuery);
         const client = await writable(id!);
         if (!client.secretHash) throw new ValidationError([{ field: 'id', rule: 'custom', message: 'is a public client, which has no secret' }]);
+        // One secret overlaps the current one at most: a rotation would end the older at once,
+        // cutting off whoever still uses it before the time the earlier answer promised.
+        const at = deps.now();
+        const older = previousUntil(client, at);
+        if (older !== undefined && force !== 'true') {
+          throw new ConflictError(`The secret rotated out before works until ${iso(older)}: rotate again after then, or with force=true to end it now`);
+        }
         const secret = newSecret();
-        const validUntil = deps.now() + deps.secretOverlapSeconds * 1000;
+        const validUntil = at + deps.secretOverlapSeconds * 1000;
         await saved(
           { ...client, secretHash: await hashClientSecret(secret), previousSecretHash: client.secretHash, previousSecretValidUntil: validUntil },
-          'secret rotated',
+          older === undefined ? 'secret rotated' : 'secret rotated, the older one ended',
         );
-        return jsonResponse(200, { code: 0, message: 'ok', data: { client_secret: secret, previous_valid_until: new Date(validUntil).toISOString() } }, { 'cache-control': 'no-store' });
+        const data = { client_secret: secret, previous_valid_until: iso(validUntil), older_secret_ended: older !== undefined };
+        return jsonResponse(200, { code: 0, message: 'ok', data }, { 'cache-control': 'no-store' });
       },
     }),
     adminRoute(basePath, access, {
@@ -177,14 +212,16 @@ export function clientRoutes(basePath: string, access: AdminAccessCheck, deps: C
       doc: {
         operationId: 'admin_delete_client',
         summary: 'Delete a registered client; its tokens stop working',
-        responses: { 200: { description: 'Deleted' }, 404: { description: 'No such client' }, 409: { description: 'A configured client' } },
+        responses: { 200: { description: '`{ id, deleted, rules_deleted }`: how many stored quota rules went with it' }, 404: { description: 'No such client' }, 409: { description: 'A configured client' } },
       },
       async handle(_request, { id }) {
         await writable(id!);
+        // The rules first: should the client's deletion fail, a retry finds it and finishes.
+        const rules = (await deps.removeRules?.(id!)) ?? 0;
         await store.deleteClient(id!);
         deps.clients.changed(id!);
-        deps.logger.info({ clientId: id }, 'admin: client deleted');
-        return ok({ id, deleted: true });
+        deps.logger.info({ clientId: id, rulesDeleted: rules }, 'admin: client deleted');
+        return ok({ id, deleted: true, rules_deleted: rules });
       },
     }),
   ];

@@ -9,7 +9,8 @@ const grantsQuery = z.strictObject({ client_id: z.string().min(1), sub: z.string
 
 export interface GrantsDeps {
   logger: Logger;
-  revokeGrants(grants: { sub: string; clientId: string }): Promise<void>;
+  /** How many live grants ended; undefined from a store of the host's own that does not tell. */
+  revokeGrants(grants: { sub: string; clientId: string }): Promise<number | undefined>;
 }
 
 export function grantRoutes(basePath: string, access: AdminAccessCheck, deps: GrantsDeps) {
@@ -21,13 +22,13 @@ export function grantRoutes(basePath: string, access: AdminAccessCheck, deps: Gr
         operationId: 'admin_revoke_grants',
         summary: "Revoke a user's grants for an application and forget the consent",
         query: grantsQuery,
-        responses: { 200: { description: 'Revoked (also when there was nothing to revoke)' } },
+        responses: { 200: { description: '`{ client_id, sub, revoked }`: how many live grants ended (0 when there was none; null from a store that cannot tell)' } },
       },
       async handle(request) {
         const { client_id: clientId, sub } = parseQuery(request, grantsQuery);
-        await deps.revokeGrants({ sub, clientId });
-        deps.logger.info({ clientId, sub }, 'admin: grants revoked and consent forgotten');
-        return ok({ client_id: clientId, sub, revoked: true });
+        const revoked = (await deps.revokeGrants({ sub, clientId })) ?? null;
+        deps.logger.info({ clientId, sub, revoked }, 'admin: grants revoked and consent forgotten');
+        return ok({ client_id: clientId, sub, revoked });
       },
     }),
   ];

@@ -13,7 +13,7 @@ import { clientRoutes } from './clients.js';
 import { grantRoutes } from './grants.js';
 import { historyRoutes, type HistoryDeps } from './history.js';
 import { metricsRoutes } from './metrics.js';
-import { ruleRoutes, type RulesDeps } from './rules.js';
+import { clientRulesRemover, ruleRoutes, type RulesDeps } from './rules.js';
 import { usageRoutes, type UsageDeps } from './usage.js';
 import type { ResolvedAdminOptions } from './options.js';
 import type { OAuthClientAdmin } from '../oauth/setup.js';
@@ -30,15 +30,17 @@ export interface AdminParts {
   publicUrl: string | undefined;
   /** Present while the OAuth server is on. */
   oauth?: {
-    revokeGrants(grants: { sub: string; clientId: string }): Promise<void>;
+    revokeGrants(grants: { sub: string; clientId: string }): Promise<number | undefined>;
     clients: OAuthClientAdmin;
   };
   /** Present while the quota is on and its store keeps rules. */
-  quota?: Omit<RulesDeps, 'logger' | 'bodyLimit'>;
+  quota?: Omit<RulesDeps, 'logger' | 'bodyLimit' | 'clientExists'>;
   /** Present while the quota is on and its store can list usage. */
-  usage?: Omit<UsageDeps, 'logger' | 'now'>;
+  usage?: Omit<UsageDeps, 'logger' | 'now' | 'clientExists'>;
   /** Present while the quota is on with its usage history. */
   history?: Omit<HistoryDeps, 'clients' | 'now'>;
+  /** The quota counts this platform's OAuth clients (no `quota.verifyToken` of the host's), so a rule or usage may be checked against them. */
+  quotaCountsClients?: boolean;
 }
 
 export function createAdmin(options: ResolvedAdminOptions, parts: AdminParts): { namespace: Namespace; routes: Route[] } {
@@ -46,12 +48,15 @@ export function createAdmin(options: ResolvedAdminOptions, parts: AdminParts): {
   const access = adminAccess(options, parts);
   const routes: Route[] = [...metricsRoutes(basePath, access, parts.registry)];
   const { logger, bodyLimit, now } = parts;
+  const clientStore = parts.oauth?.clients.store;
+  const clientExists = clientStore && parts.quotaCountsClients ? { clientExists: async (id: string) => (await clientStore.getClient(id)) !== undefined } : {};
   if (parts.oauth) {
     routes.push(...grantRoutes(basePath, access, { logger, revokeGrants: parts.oauth.revokeGrants }));
-    routes.push(...clientRoutes(basePath, access, { logger, bodyLimit, now, secretOverlapSeconds: options.secretOverlapSeconds, clients: parts.oauth.clients }));
+    const removeRules = parts.quota && parts.quotaCountsClients ? { removeRules: clientRulesRemover(parts.quota) } : {};
+    routes.push(...clientRoutes(basePath, access, { logger, bodyLimit, now, secretOverlapSeconds: options.secretOverlapSeconds, clients: parts.oauth.clients, ...removeRules }));
   }
-  if (parts.quota) routes.push(...ruleRoutes(basePath, access, { ...parts.quota, logger, bodyLimit }));
-  if (parts.usage) routes.push(...usageRoutes(basePath, access, { ...parts.usage, logger, now }));
+  if (parts.quota) routes.push(...ruleRoutes(basePath, access, { ...parts.quota, logger, bodyLimit, ...clientExists }));
+  if (parts.usage) routes.push(...usageRoutes(basePath, access, { ...parts.usage, logger, now, ...clientExists }));
   if (parts.history) routes.push(...historyRoutes(basePath, access, { ...parts.history, now, ...(parts.oauth ? { clients: parts.oauth.clients.store } : {}) }));
   return { namespace: { prefix: basePath, formatError: errorEnvelope }, routes };
 }

@@ -27,6 +27,35 @@ export interface RulesDeps {
   storeGuard: Pick<StoreGuard, 'run'>;
   /** This process reads the rules afresh. */
   changed(): void;
+  /** Whether an application has this id; absent when the quota's callers are not this platform's clients (a host's `quota.verifyToken`). */
+  clientExists?: (clientId: string) => Promise<boolean>;
+}
+
+/** The query's parameters by the rule's field names: a 400 names what the caller sent. */
+const QUERY_NAMES: Readonly<Record<string, string>> = { clientId: 'client_id', apiPath: 'api_path' };
+
+function inQueryTerms<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    const rename = (text: string) => text.replace(/\b(clientId|apiPath)\b/g, (name) => QUERY_NAMES[name]!);
+    throw new ValidationError(error.issues.map((issue) => ({ ...issue, field: rename(issue.field), message: rename(issue.message) })));
+  }
+}
+
+/**
+ * Deletes the stored rules of an application (docs/operator.md#applications: they go with it);
+ * answers how many. Configured rules stay: the options are where they change.
+ */
+export function clientRulesRemover(deps: Pick<RulesDeps, 'store' | 'storeGuard' | 'changed'>): (clientId: string) => Promise<number> {
+  return async (clientId) => {
+    const stored = <T>(work: () => Promise<T>) => deps.storeGuard.run(work);
+    const rules = (await stored(() => deps.store.listRules())).filter((rule) => rule.scope === 'client' && rule.clientId === clientId);
+    for (const rule of rules) await stored(() => deps.store.deleteRule(rule));
+    if (rules.length > 0) deps.changed();
+    return rules.length;
+  };
 }
 
 const ruleKeyQuery = z.strictObject({
@@ -69,13 +98,16 @@ export function ruleRoutes(basePath: string, access: AdminAccessCheck, deps: Rul
         operationId: 'admin_put_rule',
         summary: 'Create or replace a stored quota rule',
         body: { contentType: 'application/json', schema: quotaRuleSchema, example: { scope: 'client', clientId: 'partner-app', apiPath: '/openapi/v1/orders', minute: 600, day: 50_000 } },
-        responses: { 200: { description: 'The rule as stored' }, 400: { description: 'A field is wrong (named)' }, 409: { description: 'A configured rule has this key' } },
+        responses: { 200: { description: 'The rule as stored' }, 400: { description: 'A field is wrong (named), or `clientId` names no application' }, 409: { description: 'A configured rule has this key' } },
       },
       async handle(request) {
         const rule = parseWith(quotaRuleSchema, await readBody(request, { accept: ['json'], limit: deps.bodyLimit })) as QuotaRule;
         const impossible = unsatisfiable(resolveRule({ global: rule }, rule.apiPath, deps.defaults));
         if (impossible) throw new ValidationError([{ field: 'cost', rule: 'satisfiable', message: `exceeds the ${impossible} limit, so no call could ever pass` }]);
         writable(rule);
+        if (rule.scope === 'client' && deps.clientExists && !(await deps.clientExists(rule.clientId!))) {
+          throw new ValidationError([{ field: 'clientId', rule: 'known_client', message: `names no application: register it first (GET ${basePath}/clients lists them)` }]);
+        }
         await stored(() => deps.store.saveRule(rule));
         deps.changed();
         deps.logger.info({ rule }, 'admin: quota rule saved');
@@ -93,11 +125,14 @@ export function ruleRoutes(basePath: string, access: AdminAccessCheck, deps: Rul
       },
       async handle(request) {
         const query = parseQuery(request, ruleKeyQuery);
-        const key = parseWith(quotaRuleSchema, {
-          scope: query.scope,
-          apiPath: query.api_path,
-          ...(query.client_id === undefined ? {} : { clientId: query.client_id }),
-        }) as QuotaRule;
+        const key = inQueryTerms(
+          () =>
+            parseWith(quotaRuleSchema, {
+              scope: query.scope,
+              apiPath: query.api_path,
+              ...(query.client_id === undefined ? {} : { clientId: query.client_id }),
+            }) as QuotaRule,
+        );
         writable(key);
         if (!(await stored(() => deps.store.deleteRule(key)))) throw new NotFoundError('No stored rule has this scope, client and path');
         deps.changed();

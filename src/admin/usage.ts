@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { ok } from '../core/envelope.js';
-import { StoreUnavailableError } from '../core/errors.js';
+import { NotFoundError, StoreUnavailableError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { StoreGuard } from '../core/store-guard.js';
 import { normalizeApiPath } from '../quota/api-path.js';
@@ -20,6 +20,8 @@ export interface UsageDeps {
   /** The quota's store guard: a failure or a late answer is a 503 (docs/errors.md), counted in the metrics like the guard's own calls. */
   storeGuard: Pick<StoreGuard, 'run'>;
   now: () => number;
+  /** Whether an application has this id; absent when the quota's callers are not this platform's clients (a host's `quota.verifyToken`). */
+  clientExists?: (clientId: string) => Promise<boolean>;
 }
 
 const readQuery = z.strictObject({ client_id: z.string().min(1) });
@@ -36,11 +38,18 @@ export function usageRoutes(basePath: string, access: AdminAccessCheck, deps: Us
         operationId: 'admin_read_usage',
         summary: "An application's use of every endpoint it called in the current periods",
         query: readQuery,
-        responses: { 200: { description: "`{ client_id, endpoints }`, each endpoint as get_quota's data" } },
+        responses: {
+          200: { description: "`{ client_id, endpoints }`, each endpoint as get_quota's data" },
+          404: { description: 'No application has this id, and nothing is counted for it' },
+        },
       },
       async handle(request) {
         const { client_id: clientId } = parseQuery(request, readQuery);
         const paths = await stored(() => deps.usage.paths(clientId, deps.now()));
+        // Counters outlive a deleted application until their periods end, so they are still shown.
+        if (paths.length === 0 && deps.clientExists && !(await deps.clientExists(clientId))) {
+          throw new NotFoundError(`No application ${JSON.stringify(clientId)}: no client has this id and nothing is counted for it`);
+        }
         const endpoints = [];
         for (const path of paths) {
           const inspection = await deps.quota.inspect(clientId, path);

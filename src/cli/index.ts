@@ -7,6 +7,7 @@ import { hashSecretCommand } from './hash-secret.js';
 import { CliError } from './errors.js';
 import { migrateCommand } from './migrate.js';
 import { sandboxCommand } from './sandbox.js';
+import { packageVersion } from './version.js';
 
 const HELP = `Usage: courier-platform <command> [options]
 
@@ -15,7 +16,7 @@ Commands:
   migrate       create the PostgreSQL tables of the OAuth and quota stores (or --print their SQL)
   sandbox       start the bundled courier sandbox on a port
 
-Run \`courier-platform <command> --help\` for a command's options.
+Run \`courier-platform <command> --help\` for a command's options, \`courier-platform --version\` for the version.
 `;
 
 async function main(argv: readonly string[]): Promise<void> {
@@ -32,6 +33,13 @@ async function main(argv: readonly string[]): Promise<void> {
       const stop = () => void close().then(() => process.exit(0));
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
+      return;
+    }
+    case '--version':
+    case '-v': {
+      const version = packageVersion(process.argv[1]!);
+      if (version === undefined) throw new CliError('cannot find the package.json of courier-platform beside this command');
+      process.stdout.write(`${version}\n`);
       return;
     }
     case '--help':

@@ -20,13 +20,31 @@ function isRedirectUri(value: string): boolean {
   return (url.protocol === 'http:' || url.protocol === 'https:') && url.hash === '' && !value.includes('#');
 }
 
+/** The hosts a redirect may reach over plain http: this machine (RFC 8252 7.3, as `URL` spells them). */
+const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+/**
+ * RFC 6749 3.1.2.1 wants TLS for a redirect that carries a code; plain http is left for a native
+ * app's loopback listener (RFC 8252 7.3), which never leaves the machine.
+ */
+function isSecureOrLoopback(value: string): boolean {
+  if (!URL.canParse(value)) return true; // isRedirectUri says what is wrong with it
+  const url = new URL(value);
+  return url.protocol !== 'http:' || LOOPBACK_HOSTS.has(url.hostname);
+}
+
 const clientId = z.string().min(1).max(200).regex(/^[\x20-\x7E]+$/, 'must be printable ASCII');
 const secretHash = z.string().superRefine((value, ctx) => {
   const problem = secretHashProblem(value);
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
 export const redirectUris = z
-  .array(z.string().refine(isRedirectUri, 'must be an absolute http(s) URL without a fragment (RFC 6749 3.1.2)'))
+  .array(
+    z
+      .string()
+      .refine(isRedirectUri, 'must be an absolute http(s) URL without a fragment (RFC 6749 3.1.2)')
+      .refine(isSecureOrLoopback, { message: 'must be https: plain http is for 127.0.0.1, [::1] and localhost only (RFC 6749 3.1.2.1, RFC 8252 7.3)', params: { rule: 'https' } }),
+  )
   .min(1);
 export const scopes = z.array(z.enum(SUPPORTED_SCOPES)).min(1);
 export const grants = z.array(z.enum([...DEFAULT_CLIENT_GRANTS, 'client_credentials'])).min(1);

@@ -5,6 +5,7 @@
  * of the same id (docs/oauth.md#clients). Clients registered through the admin API live in the
  * store.
  */
+import { clientPage } from './store/client-page.js';
 import type { OAuthClientRecord, OAuthStore } from './store/types.js';
 
 /**
@@ -16,9 +17,11 @@ export function withConfiguredClients(store: OAuthStore, ids: ReadonlySet<string
   const configured = async (clientId: string) => (await records()).find((client) => client.id === clientId);
   const overrides: Partial<OAuthStore> = {
     getClient: async (clientId) => (ids.has(clientId) ? structuredClone(await configured(clientId)) : store.getClient(clientId)),
-    listClients: async () => {
-      const stored = (await store.listClients()).filter((client) => !ids.has(client.id));
-      return [...structuredClone(await records()), ...stored];
+    // A page of both, in id order; the store is asked for as many more as a configured id may hide.
+    listClients: async (page) => {
+      const wanted = page?.limit === undefined ? page : { ...page, limit: page.limit + ids.size };
+      const stored = (await store.listClients(wanted)).filter((client) => !ids.has(client.id));
+      return clientPage([...structuredClone(await records()), ...stored], page);
     },
     // The admin API refuses to change a configured client before it gets here (409).
     saveClient: async (client) => {

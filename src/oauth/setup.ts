@@ -149,8 +149,11 @@ export interface OAuthServer {
   ready: Promise<void>;
   /** The application, user and scope of a live access token: one store round trip, none with the memory store. */
   verifyAccessToken(token: string): MaybePromise<TokenIdentity | undefined>;
-  /** Ends every grant of the user at the client and forgets the consent: the next authorization asks again. */
-  revokeGrants(grants: { sub: string; clientId: string }): Promise<void>;
+  /**
+   * Ends every grant of the user at the client and forgets the consent: the next authorization
+   * asks again. Answers how many live grants ended, when the store tells.
+   */
+  revokeGrants(grants: { sub: string; clientId: string }): Promise<number | undefined>;
   /** What the admin API manages clients with. */
   clients: OAuthClientAdmin;
   /** Where the endpoints answer, for this request (`oauth.publicUrl`, else the request's origin). */
@@ -279,8 +282,9 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
       if (typeof sub !== 'string' || sub === '' || typeof clientId !== 'string' || clientId === '') {
         throw new TypeError('platform.revokeGrants needs { sub, clientId }, both non-empty strings');
       }
-      await store.revokeUserGrants(sub, clientId);
+      const ended = await store.revokeUserGrants(sub, clientId);
       context.emit({ type: 'grant.revoked', clientId, sub });
+      return typeof ended === 'number' ? ended : undefined;
     },
     verifyAccessToken(token) {
       const ref = parseToken(token);

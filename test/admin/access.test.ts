@@ -40,6 +40,7 @@ describe.each(ADAPTER_NAMES)('admin API access on %s', (adapter) => {
     expect(none.status).toBe(401);
     expect(none.headers['www-authenticate']).toBe('Bearer realm="admin"');
     expect(none.body).toMatchObject({ code: 1, data: null });
+    expect(none.body.message).toBe('The admin API needs an operator: send `Authorization: Bearer <admin token>`');
 
     const wrong = await revokeGrants(host, { authorization: `Bearer ${TOKEN}x` });
     expect(wrong.status).toBe(403);
@@ -49,23 +50,37 @@ describe.each(ADAPTER_NAMES)('admin API access on %s', (adapter) => {
     const tokens = await host.tokens({ scope: 'openid offline_access' });
     const ok = await revokeGrants(host, { authorization: `Bearer ${TOKEN}` });
     expect(ok.status).toBe(200);
-    expect(ok.body).toEqual({ code: 0, message: 'ok', data: { client_id: CONFIDENTIAL.id, sub: 'user-alice', revoked: true } });
+    expect(ok.body).toEqual({ code: 0, message: 'ok', data: { client_id: CONFIDENTIAL.id, sub: 'user-alice', revoked: 1 } });
     // The grant is gone and the consent forgotten.
     expect((await host.userinfo(tokens.access_token)).status).toBe(401);
     transactionOf(await host.authorize({ scope: 'openid offline_access' }, { user: 'alice' }));
+    // Nothing left to end: the answer says so.
+    expect((await revokeGrants(host, { authorization: `Bearer ${TOKEN}` })).body.data.revoked).toBe(0);
   });
 
   it("follows the host's operator check: true admits, false is 403, no answer is 401, a throw is a 500 without its message", async () => {
     const host = await startHost(adapter, { platform: { admin: { authorize: operatorCheck } } });
     expect((await revokeGrants(host, { [OPERATOR]: 'yes' })).status).toBe(200);
     expect((await revokeGrants(host, { [OPERATOR]: 'no' })).status).toBe(403);
-    expect((await revokeGrants(host, {})).status).toBe(401);
+    const anonymous = await revokeGrants(host, {});
+    expect(anonymous.status).toBe(401);
+    // Only the host's check is configured: the hint speaks of signing in, not of a token.
+    expect(anonymous.body.message).toBe("The admin API needs an operator: sign in to this site as an operator (the host's admin.authorize decides)");
     // A Bearer token with no `admin.token` configured is credentials the check did not accept.
     expect((await revokeGrants(host, { authorization: `Bearer ${TOKEN}` })).status).toBe(403);
     const failed = await revokeGrants(host, { [OPERATOR]: 'throw' });
     expect(failed.status).toBe(500);
     expect(failed.body.code).toBe(1);
     expect(JSON.stringify(failed.body)).not.toContain('session store down');
+  });
+
+  it('with a token and the host\'s check, the 401 names both ways in', async () => {
+    const host = await startHost(adapter, { platform: { admin: { token: TOKEN, authorize: operatorCheck } } });
+    const none = await revokeGrants(host, {});
+    expect(none.status).toBe(401);
+    expect(none.body.message).toBe(
+      "The admin API needs an operator: sign in to this site as an operator (the host's admin.authorize decides), or send `Authorization: Bearer <admin token>`",
+    );
   });
 
   it('a 400 names the missing parameter; unknown admin paths are 404 in the envelope', async () => {

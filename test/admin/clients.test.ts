@@ -19,17 +19,17 @@ const REDIRECT = 'http://127.0.0.1:9/registered';
 function admin(host: TestHost) {
   const http = () => host.http();
   return {
-    list: () => http().get('/admin/clients').set(OPERATOR),
+    list: (query: Record<string, string> = {}) => http().get(`/admin/clients?${new URLSearchParams(query)}`).set(OPERATOR),
     get: (id: string) => http().get(`/admin/clients/${encodeURIComponent(id)}`).set(OPERATOR),
     register: (body: unknown) => http().post('/admin/clients').set(OPERATOR).send(body as object),
     patch: (id: string, body: unknown) => http().patch(`/admin/clients/${encodeURIComponent(id)}`).set(OPERATOR).send(body as object),
-    rotate: (id: string) => http().post(`/admin/clients/${encodeURIComponent(id)}/secret`).set(OPERATOR),
+    rotate: (id: string, query = '') => http().post(`/admin/clients/${encodeURIComponent(id)}/secret${query}`).set(OPERATOR),
     remove: (id: string) => http().delete(`/admin/clients/${encodeURIComponent(id)}`).set(OPERATOR),
   };
 }
 
-async function register(host: TestHost): Promise<Client> {
-  const res = await admin(host).register({ name: 'Shop backend', redirectUris: [REDIRECT], grants: ['authorization_code', 'refresh_token', 'client_credentials'] });
+async function register(host: TestHost, name = 'Shop backend'): Promise<Client> {
+  const res = await admin(host).register({ name, redirectUris: [REDIRECT], grants: ['authorization_code', 'refresh_token', 'client_credentials'] });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   expect(res.headers['cache-control']).toBe('no-store');
   const { client, client_secret: secret } = res.body.data as { client: { id: string; source: string; status: string }; client_secret: string };
@@ -68,6 +68,52 @@ async function everywhere(host: TestHost, client: Client, tokens: { access_token
   };
 }
 
+interface ListedClient {
+  id: string;
+  status: string;
+  source: string;
+}
+
+/** Every page of `GET /admin/clients` with this query, following `next_cursor` (bounded). */
+async function allPages(host: TestHost, query: Record<string, string>): Promise<{ pages: ListedClient[][]; ids: string[] }> {
+  const pages: ListedClient[][] = [];
+  let cursor: string | null = null;
+  do {
+    const res = await admin(host).list({ ...query, ...(cursor ? { cursor } : {}) });
+    expect(res.status, res.text).toBe(200);
+    expect(Object.keys(res.body).sort()).toEqual(['code', 'data', 'message', 'next_cursor']);
+    pages.push(res.body.data as ListedClient[]);
+    cursor = res.body.next_cursor as string | null;
+  } while (cursor !== null && pages.length < 50);
+  return { pages, ids: pages.flat().map((client) => client.id) };
+}
+
+/** Byte order of ASCII ids: the order the list promises. */
+const sortedIds = (ids: string[]) => [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+
+/** Pages of two through every client, a status filter, and the limits; the same on every store. */
+async function pagesThroughClients(host: TestHost): Promise<void> {
+  const registered = [await register(host, 'First'), await register(host, 'Second'), await register(host, 'Third')];
+  expect((await admin(host).patch(registered[1]!.id, { status: 'suspended' })).status).toBe(200);
+
+  const everything = await admin(host).list();
+  expect(everything.body.next_cursor).toBeNull();
+  const allIds = (everything.body.data as ListedClient[]).map((client) => client.id);
+  expect(allIds).toEqual(sortedIds(allIds));
+  expect(allIds).toEqual(expect.arrayContaining([CONFIDENTIAL.id, ...registered.map((client) => client.id)]));
+
+  const paged = await allPages(host, { limit: '2' });
+  expect(paged.ids).toEqual(allIds);
+  expect(paged.pages.every((page) => page.length <= 2)).toBe(true);
+  expect(paged.pages.length).toBe(Math.ceil(allIds.length / 2));
+
+  const suspended = await allPages(host, { status: 'suspended', limit: '1' });
+  expect(suspended.ids).toEqual([registered[1]!.id]);
+  const active = await allPages(host, { status: 'active', limit: '3' });
+  expect(active.ids).toEqual(allIds.filter((id) => id !== registered[1]!.id));
+  expect(active.pages.flat().every((client) => client.status === 'active')).toBe(true);
+}
+
 describe.each(ADAPTER_NAMES)('admin clients on %s', (adapter) => {
   it('registers an application that signs a user in; lists it beside the configured ones, never with a secret', async () => {
     const host = await startHost(adapter, { platform: { admin: { token: TOKEN } } });
@@ -82,6 +128,41 @@ describe.each(ADAPTER_NAMES)('admin clients on %s', (adapter) => {
     expect(JSON.stringify(list.body)).not.toMatch(/scrypt|secret"?:\s*"/i);
     expect((await admin(host).get(client.id)).body.data).toMatchObject({ id: client.id, name: 'Shop backend', public: false });
     expect((await admin(host).get('nobody')).status).toBe(404);
+  });
+
+  it('lists the clients a page at a time in id order, follows next_cursor to the end, and filters by status', async () => {
+    const host = await startHost(adapter, { platform: { admin: { token: TOKEN } } });
+    await pagesThroughClients(host);
+  });
+
+  it('refuses a bad limit, status or cursor with a 400 naming the parameter', async () => {
+    const host = await startHost(adapter, { platform: { admin: { token: TOKEN } } });
+    for (const [query, field] of [
+      [{ limit: '0' }, 'limit'],
+      [{ limit: '501' }, 'limit'],
+      [{ limit: 'ten' }, 'limit'],
+      [{ status: 'deleted' }, 'status'],
+      [{ cursor: 'not a cursor!' }, 'cursor'],
+      [{ page: '2' }, 'page'],
+    ] as const) {
+      const res = await admin(host).list(query);
+      expect(res.status, JSON.stringify(query)).toBe(400);
+      expect(res.body.data.errors[0].field).toBe(field);
+    }
+    expect((await admin(host).list({ limit: '500' })).status).toBe(200);
+  });
+
+  it('refuses a plain http redirect URI on a public host (RFC 6749 3.1.2.1) and accepts one on the loopback (RFC 8252 7.3)', async () => {
+    const host = await startHost(adapter, { platform: { admin: { token: TOKEN } } });
+    const plain = await admin(host).register({ name: 'Web app', redirectUris: ['https://shop.example/cb', 'http://shop.example/cb'] });
+    expect(plain.status).toBe(400);
+    expect(plain.body.data.errors).toEqual([{ field: 'redirectUris[1]', rule: 'https', message: expect.stringMatching(/^must be https/) }]);
+    for (const loopback of ['http://127.0.0.1:8080/cb', 'http://[::1]:8080/cb', 'http://localhost:8080/cb']) {
+      expect((await admin(host).register({ name: 'Native app', public: true, redirectUris: [loopback] })).status, loopback).toBe(201);
+    }
+    const registered = await register(host);
+    const changed = await admin(host).patch(registered.id, { redirectUris: ['http://shop.example/cb'] });
+    expect([changed.status, changed.body.data.errors[0].field]).toEqual([400, 'redirectUris[0]']);
   });
 
   it('suspends an application: every token of it (refresh tokens included) and its client authentication fail at once; tokens from before stay dead after the resume', async () => {
@@ -108,26 +189,57 @@ describe.each(ADAPTER_NAMES)('admin clients on %s', (adapter) => {
     expect((await everywhere(host, client, fresh, ownAgain)).summary).toEqual(before.summary);
   });
 
-  it('rotates a secret: both work during the overlap, only the new one after', async () => {
+  it('rotates a secret: both work during the overlap, only the new one after; the client shows previous_valid_until as the rotation said', async () => {
     const clock = testClock();
     const host = await startHost(adapter, { clock, platform: { admin: { token: TOKEN, secretOverlapSeconds: 3600 } } });
     const client = await register(host);
+    expect((await admin(host).get(client.id)).body.data.previous_valid_until).toBeNull();
     const rotated = await admin(host).rotate(client.id);
     expect(rotated.status).toBe(200);
     const { client_secret: fresh, previous_valid_until: until } = rotated.body.data as { client_secret: string; previous_valid_until: string };
+    expect(rotated.body.data.older_secret_ended).toBe(false);
     expect(Date.parse(until)).toBe(clock.now() + 3600_000);
+    const shown = (await admin(host).get(client.id)).body.data;
+    expect(shown.previous_valid_until).toBe(until);
+    expect(shown).not.toHaveProperty('previousSecretValidUntil');
     expect((await clientCredentials(host, client)).status).toBe(200);
     expect((await clientCredentials(host, { ...client, secret: fresh })).status).toBe(200);
     clock.advance(3601);
     expect((await clientCredentials(host, client)).status).toBe(401);
     expect((await clientCredentials(host, { ...client, secret: fresh })).status).toBe(200);
+    expect((await admin(host).get(client.id)).body.data.previous_valid_until).toBeNull();
+  });
+
+  it('a second rotation within the overlap is a 409 that leaves both secrets working; force=true ends the older one at once', async () => {
+    const clock = testClock();
+    const host = await startHost(adapter, { clock, platform: { admin: { token: TOKEN, secretOverlapSeconds: 3600 } } });
+    const first = await register(host);
+    const second = { ...first, secret: (await admin(host).rotate(first.id)).body.data.client_secret as string };
+    clock.advance(60);
+
+    const refused = await admin(host).rotate(first.id);
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toMatch(/works until .*force=true/);
+    expect([(await clientCredentials(host, first)).status, (await clientCredentials(host, second)).status]).toEqual([200, 200]);
+    expect((await admin(host).rotate(first.id, '?force=maybe')).body.data.errors[0].field).toBe('force');
+
+    const forced = await admin(host).rotate(first.id, '?force=true');
+    expect(forced.status).toBe(200);
+    expect(forced.body.data).toMatchObject({ older_secret_ended: true, previous_valid_until: new Date(clock.now() + 3600_000).toISOString() });
+    const third = { ...first, secret: forced.body.data.client_secret as string };
+    expect((await clientCredentials(host, first)).status).toBe(401);
+    expect([(await clientCredentials(host, second)).status, (await clientCredentials(host, third)).status]).toEqual([200, 200]);
+
+    // Once the overlap is over, a rotation needs no force.
+    clock.advance(3601);
+    expect((await admin(host).rotate(first.id)).body.data.older_secret_ended).toBe(false);
   });
 
   it('deletes an application: its tokens stop working; configured clients are read-only (409); a bad body is a 400 naming the field', async () => {
     const host = await startHost(adapter, { platform: { admin: { token: TOKEN } } });
     const client = await register(host);
     const tokens = await signIn(host, client);
-    expect((await admin(host).remove(client.id)).body.data).toEqual({ id: client.id, deleted: true });
+    expect((await admin(host).remove(client.id)).body.data).toEqual({ id: client.id, deleted: true, rules_deleted: 0 });
     expect((await host.userinfo(tokens.access_token)).status).toBe(401);
     expect((await admin(host).get(client.id)).status).toBe(404);
     expect((await admin(host).remove(client.id)).status).toBe(404);
@@ -197,6 +309,10 @@ function twoProcesses(label: string, factory: () => StoreFactory) {
       after5s();
       expect(await works(two, renewed)).toBe(false);
     }, 30_000);
+
+    it('lists the clients of the shared store a page at a time, in id order, filtered by status', async () => {
+      await pagesThroughClients(await start(stores.open()));
+    });
   });
 }
 

@@ -74,8 +74,35 @@ describe.each(ADAPTER_NAMES)('admin quota rules on %s', (adapter) => {
     expect(impossible.status).toBe(400);
     expect(impossible.body.data.errors[0].field).toBe('cost');
 
+    // The query's parameters are named as sent.
+    const noClient = await rules(h).remove({ scope: 'client', api_path: PING });
+    expect([noClient.status, noClient.body.data.errors[0].field, noClient.body.message]).toEqual([400, 'client_id', 'Validation failed: client_id: a client rule needs a client_id']);
+    const globalWithClient = await rules(h).remove({ scope: 'global', api_path: PING, client_id: CONFIDENTIAL.id });
+    expect([globalWithClient.status, globalWithClient.body.data.errors[0].field]).toEqual([400, 'client_id']);
+    expect((await rules(h).remove({ scope: 'global', api_path: 'no-slash' })).body.data.errors[0].field).toBe('api_path');
+
     expect((await h.http().get('/admin/rules')).status).toBe(401);
     expect((await h.http().put('/admin/rules').send({ scope: 'global', apiPath: PING, minute: 1 })).status).toBe(401);
+  });
+});
+
+describe.each(ADAPTER_NAMES)('admin quota rules and applications on %s', (adapter) => {
+  it('refuses a client rule naming no application (400 naming clientId), and deletes the stored rules of a deleted application', async () => {
+    const h = await host(adapter);
+    const unknown = await rules(h).put({ scope: 'client', clientId: 'app_nobody', apiPath: PING, minute: 3 });
+    expect([unknown.status, unknown.body.data.errors]).toEqual([400, [{ field: 'clientId', rule: 'known_client', message: expect.stringContaining('names no application') }]]);
+
+    const registered = await h.http().post('/admin/clients').set(OPERATOR).send({ name: 'Partner', redirectUris: ['https://partner.example/cb'] });
+    expect(registered.status).toBe(201);
+    const id = registered.body.data.client.id as string;
+    for (const apiPath of [PING, ORDERS]) expect((await rules(h).put({ scope: 'client', clientId: id, apiPath, minute: 3 })).status).toBe(200);
+    expect((await rules(h).put({ scope: 'client', clientId: CONFIDENTIAL.id, apiPath: PING, minute: 4 })).status).toBe(200);
+
+    const deleted = await h.http().delete(`/admin/clients/${id}`).set(OPERATOR);
+    expect(deleted.body.data).toEqual({ id, deleted: true, rules_deleted: 2 });
+    const left = (await rules(h).list()).body.data as { clientId?: string }[];
+    expect(left.filter((rule) => rule.clientId === id)).toEqual([]);
+    expect(left).toContainEqual({ scope: 'client', clientId: CONFIDENTIAL.id, apiPath: PING, minute: 4, source: 'store' });
   });
 });
 

@@ -54,6 +54,15 @@ describe.each(ADAPTER_NAMES)('admin usage on %s', (adapter) => {
     expect(usedBy(await usage(h, { client_id: OTHER.id }))).toEqual({ [PING]: [1, 1, 1] });
   });
 
+  it('answers 404 for an application nobody registered, and an empty list for one that called nothing yet', async () => {
+    const h = await host(adapter);
+    const unknown = await usage(h, { client_id: 'app_nobody' });
+    expect([unknown.status, unknown.body.code, unknown.body.data]).toEqual([404, 1, null]);
+    expect(unknown.body.message).toContain('app_nobody');
+    const idle = await usage(h, { client_id: OTHER.id });
+    expect([idle.status, idle.body.data]).toEqual([200, { client_id: OTHER.id, endpoints: [] }]);
+  });
+
   it('wants the operator (401) and a client_id (400 naming it)', async () => {
     const h = await host(adapter);
     expect((await h.http().get(`/admin/usage?client_id=${CONFIDENTIAL.id}`)).status).toBe(401);

@@ -58,6 +58,12 @@ describe.each(FACTORIES)('courierPlatform() on %s refuses a bad configuration at
     ],
     ['a publicUrl without a scheme', async () => ({ oauth: { publicUrl: 'auth.example.com' } }), 'oauth.publicUrl', /absolute http\(s\) URL/],
     ['a relative redirect URI', async () => ({ oauth: { clients: [client({ redirectUris: ['/callback'] })] } }), 'oauth.clients[0].redirectUris[0]', /absolute http\(s\) URL/],
+    [
+      'a plain http redirect URI on a public host (RFC 6749 3.1.2.1)',
+      async () => ({ oauth: { clients: [client({ public: true, redirectUris: ['http://127.0.0.1:9/cb', 'http://partner.example/cb'] })] } }),
+      'oauth.clients[0].redirectUris[1]',
+      /must be https: plain http is for 127\.0\.0\.1, \[::1\] and localhost only/,
+    ],
     ['two clients with one id', async () => ({ oauth: { clients: [client({ public: true }), client({ public: true })] } }), 'oauth.clients[1].id', /clients\[0\]/],
     [
       'a client whose secretHash reads an unset environment variable',

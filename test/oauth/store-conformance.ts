@@ -200,6 +200,25 @@ export function describeOAuthStoreConformance({ name, create, refreshes = 20_000
         expect(await store.getClient(kept.id)).toStrictEqual(kept);
       });
 
+      it('lists clients in id order (byte order), a page after an id, of one status', async () => {
+        // Ids around a prefix of their own, in an order where locale collation and byte order differ.
+        const prefix = fresh('page');
+        const ids = [`${prefix}-B`, `${prefix}-a`, `${prefix}-_`, `${prefix}-Z`];
+        for (const [i, id] of ids.entries()) await store.saveClient(clientRecord({ id, ...(i === 1 ? { status: 'suspended' as const } : {}) }));
+        const ordered = [...ids].sort((a, b) => (a < b ? -1 : 1));
+        expect(ordered).toEqual([`${prefix}-B`, `${prefix}-Z`, `${prefix}-_`, `${prefix}-a`]);
+
+        const all = (await store.listClients()).map((client) => client.id);
+        expect(all.filter((id) => id.startsWith(prefix))).toEqual(ordered);
+        expect(all).toEqual([...all].sort((a, b) => (a < b ? -1 : 1)));
+        expect((await store.listClients({ after: prefix, limit: 2 })).map((client) => client.id)).toEqual(ordered.slice(0, 2));
+        expect((await store.listClients({ after: ordered[1]!, limit: 2 })).map((client) => client.id)).toEqual(ordered.slice(2, 4));
+        const suspended = await store.listClients({ after: prefix, status: 'suspended', limit: 1 });
+        expect(suspended.map((client) => [client.id, client.status])).toEqual([[`${prefix}-a`, 'suspended']]);
+        const active = (await store.listClients({ after: prefix, status: 'active' })).map((client) => client.id).filter((id) => id.startsWith(prefix));
+        expect(active).toEqual(ordered.filter((id) => id !== `${prefix}-a`));
+      });
+
       it("deleting a client ends its users' grants and forgets their consents, and leaves other clients' alone", async () => {
         const gone = clientRecord();
         const kept = clientRecord();
@@ -696,7 +715,8 @@ export function describeOAuthStoreConformance({ name, create, refreshes = 20_000
         await store.saveConsent(sub, 'client-1', ['openid']);
         await store.saveConsent(sub, 'client-2', ['openid']);
 
-        await store.revokeUserGrants(sub, 'client-1');
+        // Two grants ended: the one with tokens and the pending code.
+        expect(await store.revokeUserGrants(sub, 'client-1')).toBe(2);
 
         for (const access of [issued.access, rotated.access]) expect(await store.findAccessToken(access.ref)).toBeUndefined();
         expect(await store.findRefreshToken(rotated.refresh.ref)).toBeUndefined();
@@ -709,7 +729,7 @@ export function describeOAuthStoreConformance({ name, create, refreshes = 20_000
           expect(await store.findRefreshToken(other.refresh!.ref)).toStrictEqual(refreshView(other.code, other.refresh!));
         }
         expect(await store.getConsent(sub, 'client-2')).toStrictEqual(['openid']);
-        await expect(store.revokeUserGrants(fresh('sub'), 'client-1')).resolves.toBeUndefined();
+        expect(await store.revokeUserGrants(fresh('sub'), 'client-1')).toBe(0);
       });
     });
 

@@ -56,6 +56,13 @@ describe('courier-platform (the bin of the packed package)', () => {
     expect(flag.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it('--version prints the installed package\'s version', () => {
+    const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+    const printed = run(['--version']);
+    expect([printed.status, printed.stdout, printed.stderr]).toEqual([0, `${version}\n`, '']);
+    expect(run(['-v']).stdout).toBe(`${version}\n`);
+  });
+
   it('hash-secret: hashes the secret piped in (a trailing newline is not part of it); refuses a short one', async () => {
     const secret = 'p@ss $word with $1 signs';
     const hashed = run(['hash-secret'], { input: `${secret}\n` });

@@ -16,6 +16,7 @@
 import { systemClock, type Clock } from '../../core/clock.js';
 import { configurationError } from '../../core/errors.js';
 import { checkClientRecord } from '../client-record.js';
+import { clientPage } from './client-page.js';
 import { deepFreeze } from '../../core/deep-freeze.js';
 import {
   accessView,
@@ -229,8 +230,8 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
       statuses.set(record.id, record.status ?? 'active');
     },
 
-    async listClients() {
-      return [...clients.values()].map((json) => JSON.parse(json) as OAuthClientRecord);
+    async listClients(page) {
+      return clientPage([...clients.values()].map((json) => JSON.parse(json) as OAuthClientRecord), page);
     },
 
     async deleteClient(clientId) {
@@ -358,8 +359,13 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
 
     async revokeUserGrants(sub, clientId) {
       const pair = consentKey(sub, clientId);
-      for (const grantId of [...(byPair.get(pair) ?? [])]) drop(grantId);
+      let ended = 0;
+      for (const grantId of [...(byPair.get(pair) ?? [])]) {
+        if (live(grantId)) ended += 1;
+        drop(grantId);
+      }
       consents.delete(pair);
+      return ended;
     },
 
     async getConsent(sub, clientId) {

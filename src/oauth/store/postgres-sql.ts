@@ -76,7 +76,10 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_rate_limits (
     getClient: `SELECT record FROM ${s}.oauth_clients WHERE id = $1`,
     saveClient: `INSERT INTO ${s}.oauth_clients (id, record) VALUES ($1, $2::json)
       ON CONFLICT (id) DO UPDATE SET record = EXCLUDED.record`,
-    listClients: `SELECT record FROM ${s}.oauth_clients`,
+    /** $1 after, $2 status, $3 limit, each null for none; byte order, as client-page.ts sorts. */
+    listClients: `SELECT record FROM ${s}.oauth_clients
+      WHERE ($1::text IS NULL OR id COLLATE "C" > $1::text) AND ($2::text IS NULL OR coalesce(record->>'status', 'active') = $2::text)
+      ORDER BY id COLLATE "C" LIMIT $3::int`,
     /** The client, every grant of it and every consent given to it. */
     deleteClient: `WITH ended AS (DELETE FROM ${grants} WHERE client_id = $1), forgotten AS (DELETE FROM ${s}.oauth_consents WHERE client_id = $1)
       DELETE FROM ${s}.oauth_clients WHERE id = $1`,
@@ -164,8 +167,10 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_rate_limits (
         previous_access = CASE WHEN previous_access->>'hash' = $2 THEN NULL ELSE previous_access END
       WHERE grant_id = $1 AND (access->>'hash' = $2 OR previous_access->>'hash' = $2)`,
     revokeGrant: `DELETE FROM ${grants} WHERE grant_id = $1`,
-    revokeUserGrants: `WITH ended AS (DELETE FROM ${grants} WHERE client_id = $2 AND sub = $1)
-      DELETE FROM ${s}.oauth_consents WHERE sub = $1 AND client_id = $2`,
+    /** $3 now: the rows past their expiry were ended already, only not yet swept. */
+    revokeUserGrants: `WITH ended AS (DELETE FROM ${grants} WHERE client_id = $2 AND sub = $1 RETURNING expires_at),
+        forgotten AS (DELETE FROM ${s}.oauth_consents WHERE sub = $1 AND client_id = $2)
+      SELECT (count(*) FILTER (WHERE expires_at > $3))::int AS ended FROM ended`,
 
     getConsent: `SELECT scopes FROM ${s}.oauth_consents WHERE sub = $1 AND client_id = $2`,
     saveConsent: `INSERT INTO ${s}.oauth_consents (sub, client_id, scopes) VALUES ($1, $2, $3::text[])

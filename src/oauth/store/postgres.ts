@@ -205,8 +205,8 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
       await query(sql.saveClient, [record.id, JSON.stringify(record)]);
     },
 
-    async listClients() {
-      const { rows } = await query<RecordRow>(sql.listClients, []);
+    async listClients(page = {}) {
+      const { rows } = await query<RecordRow>(sql.listClients, [page.after ?? null, page.status ?? null, page.limit ?? null]);
       return rows.map((row) => parse<OAuthClientRecord>(row.record));
     },
 
@@ -295,7 +295,8 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
     },
 
     async revokeUserGrants(sub, clientId) {
-      await query(sql.revokeUserGrants, [sub, clientId]);
+      const { rows } = await query<{ ended: number }>(sql.revokeUserGrants, [sub, clientId, new Date(now())]);
+      return rows[0]?.ended ?? 0;
     },
 
     async getConsent(sub, clientId) {

@@ -33,6 +33,7 @@
 import { systemClock, type Clock } from '../../core/clock.js';
 import { configurationError } from '../../core/errors.js';
 import { checkClientRecord } from '../client-record.js';
+import { clientPage } from './client-page.js';
 import type { RedisLike } from '../../core/store-clients.js';
 import { redisConnection, type StoreConnection } from '../../core/store-connection.js';
 import { globEscape, scanKeys } from '../../core/redis-scan.js';
@@ -177,8 +178,9 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
       await client.hset(keys.clients, record.id, JSON.stringify(record));
     },
 
-    async listClients() {
-      return Object.values(await client.hgetall(keys.clients)).map((json) => JSON.parse(json) as OAuthClientRecord);
+    // One hash holds every client (applications, not users: a few thousand at most), read whole.
+    async listClients(page) {
+      return clientPage(Object.values(await client.hgetall(keys.clients)).map((json) => JSON.parse(json) as OAuthClientRecord), page);
     },
 
     async deleteClient(clientId) {
@@ -275,9 +277,11 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
     async revokeUserGrants(sub, clientId) {
       const key = keys.grants(sub, clientId);
       const grantIds = (await run(INDEX_MEMBERS, [key], [])) as string[];
-      await Promise.all(grantIds.map((grantId) => run(DELETE, [keys.grant(grantId)], [])));
+      // An expired grant's key is already gone (its TTL), so DEL counts the live ones.
+      const deleted = await Promise.all(grantIds.map((grantId) => run(DELETE, [keys.grant(grantId)], [])));
       if (grantIds.length > 0) await run(INDEX_CHECKED, [key], grantIds.flatMap((grantId) => [grantId, '0']));
       await run(DELETE, [keys.consent(sub, clientId)], []);
+      return deleted.reduce<number>((sum, count) => sum + Number(count), 0);
     },
 
     async getConsent(sub, clientId) {

@@ -69,6 +69,16 @@ export interface OAuthClientRecord {
   tokensValidAfter?: number;
 }
 
+/** Which clients `listClients` answers: the admin API's paging (docs/operator.md#applications). */
+export interface ClientPage {
+  /** Only ids that sort after this one. */
+  after?: string;
+  /** At most this many. */
+  limit?: number;
+  /** Only clients with this status (a record without one is active). */
+  status?: 'active' | 'suspended';
+}
+
 /** The signed-in user as the host's `authenticate` returned it, frozen at authorization time. */
 export interface AuthorizedUser {
   sub: string;
@@ -156,8 +166,12 @@ export interface OAuthStore {
   getClient(clientId: string): Promise<OAuthClientRecord | undefined>;
   /** Inserts or replaces a client. */
   saveClient(client: OAuthClientRecord): Promise<void>;
-  /** Every stored client, in no particular order. */
-  listClients(): Promise<OAuthClientRecord[]>;
+  /**
+   * The stored clients in id order (code-unit order: ids are printable ASCII, so byte order), all
+   * of them or one page. A store of the host's own may ignore `page` and answer every client: the
+   * admin API filters and cuts what it gets.
+   */
+  listClients(page?: ClientPage): Promise<OAuthClientRecord[]>;
   /**
    * Removes a client with every grant of its users and every consent given to it; false when
    * there was none. (Redis leaves the client's own client_credentials grants to expire with
@@ -235,8 +249,11 @@ export interface OAuthStore {
   revokeAccessToken(ref: TokenRef): Promise<void>;
   /** Ends a grant: its code and every token issued under it stop working at once. */
   revokeGrant(grantId: string): Promise<void>;
-  /** Ends every grant of the user at the client (a pending code included) and forgets the consent. */
-  revokeUserGrants(sub: string, clientId: string): Promise<void>;
+  /**
+   * Ends every grant of the user at the client (a pending code included) and forgets the consent.
+   * Answers how many live grants it ended, when it can tell (the admin API reports it).
+   */
+  revokeUserGrants(sub: string, clientId: string): Promise<number | void>;
 
   /** Scopes the user already approved for this client, if any. */
   getConsent(sub: string, clientId: string): Promise<string[] | undefined>;

@@ -1,5 +1,5 @@
 /**
- * The console's static files (docs/operator.md#console): its own script and stylesheet, kept
+ * The console's static files (docs/operator.md#console): its own scripts and stylesheet, kept
  * beside this module (`assets/`, copied to `dist/assets/` by the build), and uPlot's, from the
  * `uplot` dependency. All are read once, when the admin API is built, so a file missing from an
  * installation fails at start rather than at the first page view.
@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { basename, extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configurationError } from '../../core/errors.js';
 
@@ -18,45 +19,44 @@ export interface ConsoleAsset {
   etag: string;
 }
 
+/** In the order the page loads them: uPlot first, then the console's own, each after what it uses. */
 export interface ConsoleAssets {
-  script: ConsoleAsset;
-  style: ConsoleAsset;
-  chartScript: ConsoleAsset;
-  chartStyle: ConsoleAsset;
+  styles: readonly ConsoleAsset[];
+  scripts: readonly ConsoleAsset[];
 }
 
-const JS = 'text/javascript; charset=utf-8';
-const CSS = 'text/css; charset=utf-8';
+const CONTENT_TYPES: Readonly<Record<string, string>> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
 
-function asset(file: string, stem: string, extension: 'js' | 'css'): ConsoleAsset {
+function asset(file: string, stem: string): ConsoleAsset {
   let body: string;
   try {
     body = readFileSync(file, 'utf8');
   } catch (error) {
     throw configurationError('invalid_option', 'admin', `the operator console's file ${file} cannot be read; reinstall the package`, error);
   }
+  const extension = extname(file);
   const digest = createHash('sha256').update(body).digest('hex').slice(0, 16);
-  return { name: `${stem}.${digest}.${extension}`, contentType: extension === 'js' ? JS : CSS, body, etag: `"${digest}"` };
+  return { name: `${stem}.${digest}${extension}`, contentType: CONTENT_TYPES[extension]!, body, etag: `"${digest}"` };
 }
 
 let loaded: ConsoleAssets | undefined;
 
 export function consoleAssets(): ConsoleAssets {
   if (loaded) return loaded;
-  const own = (file: string) => fileURLToPath(new URL(`./assets/${file}`, import.meta.url));
+  const own = (file: string) => asset(fileURLToPath(new URL(`./assets/${file}`, import.meta.url)), basename(file, extname(file)));
   // An unresolvable uPlot keeps its package path, which asset() then reports as unreadable.
   const uplot = (file: string) => {
+    let path = `uplot/dist/${file}`;
     try {
-      return createRequire(import.meta.url).resolve(`uplot/dist/${file}`);
+      path = createRequire(import.meta.url).resolve(path);
     } catch {
-      return `uplot/dist/${file}`;
+      // reported by asset()
     }
+    return asset(path, 'uplot');
   };
   loaded = {
-    script: asset(own('console.js'), 'console', 'js'),
-    style: asset(own('console.css'), 'console', 'css'),
-    chartScript: asset(uplot('uPlot.iife.min.js'), 'uplot', 'js'),
-    chartStyle: asset(uplot('uPlot.min.css'), 'uplot', 'css'),
+    styles: [uplot('uPlot.min.css'), own('console.css')],
+    scripts: [uplot('uPlot.iife.min.js'), own('kit.js'), own('charts.js'), own('console.js')],
   };
   return loaded;
 }

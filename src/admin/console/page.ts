@@ -28,10 +28,8 @@ export function consolePage(assets: ConsoleAssets, parts: ConsoleParts): string 
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <title>Operator console</title>
 <link rel="icon" href="data:,">
-<link rel="stylesheet" href="${href(assets.chartStyle.name)}">
-<link rel="stylesheet" href="${href(assets.style.name)}">
-<script src="${href(assets.chartScript.name)}" defer></script>
-<script src="${href(assets.script.name)}" defer></script>
+${assets.styles.map((asset) => `<link rel="stylesheet" href="${href(asset.name)}">`).join('\n')}
+${assets.scripts.map((asset) => `<script src="${href(asset.name)}" defer></script>`).join('\n')}
 </head>
 <body data-parts="${escapeHtml(on)}">
 <a class="skip" href="#main">Skip to content</a>

@@ -32,7 +32,7 @@ function assetResponse(asset: ConsoleAsset, ifNoneMatch: string | undefined): Pl
 
 export function consoleRoutes(basePath: string, parts: ConsoleParts): Route[] {
   const assets = consoleAssets();
-  const byName = new Map(Object.values(assets).map((asset) => [asset.name, asset]));
+  const byName = new Map([...assets.styles, ...assets.scripts].map((asset) => [asset.name, asset]));
   const body = consolePage(assets, parts);
   return [
     {

@@ -1,74 +1,17 @@
 /*
- * The operator console (docs/operator.md#console): a small single-page app over the admin API.
- * Hash routes: #/ overview, #/apps applications, #/apps/<id> one application, #/rules rules.
- * Every value from the API is rendered with textContent, never as HTML. The admin token, when the
- * host has no operator session for this browser, is kept in sessionStorage: this tab only.
+ * The operator console (docs/operator.md#console): a small single-page app over the admin API,
+ * built with consoleKit and consoleCharts. Hash routes: #/ overview, #/apps applications,
+ * #/apps/<id> one application, #/rules rules.
  */
 'use strict';
 (() => {
-  const API = new URL('.', location.href);
-  const PARTS = new Set((document.body.dataset.parts || '').split(' ').filter(Boolean));
-  const TOKEN_KEY = 'courier-platform.admin-token';
-  const HOUR = 3600e3;
-  const DAY = 24 * HOUR;
+  const { PARTS, TOKEN_KEY, SignInNeeded, token, api, query, showSignIn, el, appLink, when, number, heading, alertBox, showError, action, secretPanel } = consoleKit;
+  const { STEPS, usageList, history, sumHistories, totals, chart, stepSwitch, destroyCharts } = consoleCharts;
   const screen = document.getElementById('screen');
   const signIn = document.getElementById('sign-in');
   const nav = document.getElementById('nav');
   const signOut = document.getElementById('sign-out');
   let generation = 0;
-  const charts = [];
-
-  // ---- the admin API -------------------------------------------------------------------------
-
-  class ApiError extends Error {
-    constructor(status, message) {
-      super(message);
-      this.status = status;
-    }
-  }
-  /** Thrown once the sign-in form is up: the screen waits for the token. */
-  class SignInNeeded extends Error {}
-
-  const token = () => sessionStorage.getItem(TOKEN_KEY);
-
-  async function api(method, path, body) {
-    const headers = { accept: 'application/json' };
-    const bearer = token();
-    if (bearer) headers.authorization = `Bearer ${bearer}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const response = await fetch(new URL(path, API), {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      credentials: 'same-origin',
-      cache: 'no-store',
-    });
-    let payload = null;
-    try {
-      payload = await response.json();
-    } catch {
-      payload = null;
-    }
-    if (response.status === 401) showSignIn('');
-    if (response.status === 403 && bearer) {
-      sessionStorage.removeItem(TOKEN_KEY);
-      showSignIn('The admin API refused this token.');
-    }
-    if (!response.ok) throw new ApiError(response.status, (payload && payload.message) || `${response.status} ${response.statusText}`);
-    return payload ? payload.data : null;
-  }
-
-  const query = (params) => new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== '')).toString();
-
-  function showSignIn(message) {
-    signIn.hidden = false;
-    nav.hidden = true;
-    signOut.hidden = true;
-    screen.replaceChildren();
-    document.getElementById('sign-in-error').textContent = message;
-    document.getElementById('token').focus();
-    throw new SignInNeeded();
-  }
 
   document.getElementById('sign-in-form').addEventListener('submit', (event) => {
     event.preventDefault();
@@ -93,183 +36,6 @@
       // the form is up
     }
   });
-
-  // ---- building the page ---------------------------------------------------------------------
-
-  /** An element; strings among `children` become text nodes, so data is never parsed as HTML. */
-  function el(tag, attributes = {}, ...children) {
-    const node = document.createElement(tag);
-    for (const [name, value] of Object.entries(attributes)) {
-      if (value === undefined || value === false) continue;
-      if (name.startsWith('on')) node.addEventListener(name.slice(2), value);
-      else node.setAttribute(name, value === true ? '' : String(value));
-    }
-    for (const child of children.flat()) if (child !== undefined && child !== null) node.append(child instanceof Node ? child : String(child));
-    return node;
-  }
-
-  const appLink = (client) => el('a', { href: `#/apps/${encodeURIComponent(client.id)}` }, client.name || client.id);
-  const when = (iso) => new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-  const number = (n) => Number(n).toLocaleString();
-
-  function heading(text) {
-    return el('h1', { tabindex: '-1' }, text);
-  }
-
-  function alertBox() {
-    return el('p', { class: 'error', role: 'alert' });
-  }
-
-  function showError(box, error) {
-    if (error instanceof SignInNeeded) throw error;
-    box.textContent = error instanceof ApiError ? error.message : `Something went wrong: ${error.message}`;
-  }
-
-  /** A button that runs `work`, disabled meanwhile, with its failure shown in `box`. */
-  function action(label, box, work, attributes = {}) {
-    const button = el('button', { type: 'button', ...attributes }, label);
-    button.addEventListener('click', async () => {
-      button.disabled = true;
-      box.textContent = '';
-      try {
-        await work();
-      } catch (error) {
-        if (!(error instanceof SignInNeeded)) showError(box, error);
-      } finally {
-        button.disabled = false;
-      }
-    });
-    return button;
-  }
-
-  /** A secret shown this once, with a copy button. */
-  function secretPanel(title, secret, note) {
-    const status = el('span', { class: 'copied', role: 'status' });
-    const code = el('code', { class: 'secret-value' }, secret);
-    const copy = el('button', { type: 'button' }, 'Copy secret');
-    copy.addEventListener('click', async () => {
-      try {
-        await navigator.clipboard.writeText(secret);
-        status.textContent = 'Copied.';
-      } catch {
-        getSelection().selectAllChildren(code);
-        status.textContent = 'Copying was refused: the secret is selected, copy it by hand.';
-      }
-    });
-    return el('div', { class: 'secret panel' }, el('h2', {}, title), el('p', {}, note), code, el('div', { class: 'row' }, copy, status));
-  }
-
-  // ---- usage ---------------------------------------------------------------------------------
-
-  function periodBar(period) {
-    const label = el('span', { class: 'period' }, period.period);
-    const reset = el('span', { class: 'muted' }, `resets ${when(period.reset_at)}`);
-    if (period.unlimited) return el('div', { class: 'bar-row' }, label, el('span', {}, `${number(period.used)} used, unlimited`), reset);
-    const share = period.limit > 0 ? Math.min(1, period.used / period.limit) : 0;
-    const fill = el('span', { class: share >= 1 ? 'fill full' : share >= 0.8 ? 'fill high' : 'fill' });
-    fill.style.width = `${(share * 100).toFixed(1)}%`;
-    const bar = el('span', {
-      class: 'bar',
-      role: 'meter',
-      'aria-valuemin': 0,
-      'aria-valuemax': period.limit,
-      'aria-valuenow': period.used,
-      'aria-label': `${period.period}: ${period.used} of ${period.limit}`,
-    }, fill);
-    return el('div', { class: 'bar-row' }, label, bar, el('span', { class: 'figure' }, `${number(period.used)} / ${number(period.limit)}`), reset);
-  }
-
-  function usageList(usage) {
-    if (!usage.endpoints.length) return el('p', { class: 'muted' }, 'No calls in the current periods.');
-    return el(
-      'ul',
-      { class: 'endpoints' },
-      usage.endpoints.map((endpoint) =>
-        el('li', {}, el('div', { class: 'endpoint' }, el('code', {}, endpoint.api_path), el('span', { class: 'muted' }, ` ${endpoint.scope} rule, cost ${endpoint.cost}`)), endpoint.periods.map(periodBar)),
-      ),
-    );
-  }
-
-  // ---- history and charts --------------------------------------------------------------------
-
-  const STEPS = {
-    hour: { size: HOUR, span: 48 * HOUR, label: 'Hourly, last 48 hours' },
-    day: { size: DAY, span: 30 * DAY, label: 'Daily, last 30 days' },
-  };
-
-  /** An application's history summed over its endpoints, one slot per step; null when there is none (404). */
-  async function history(clientId, step) {
-    const { size, span } = STEPS[step];
-    const end = Math.floor(Date.now() / size) * size;
-    const start = end - span + size;
-    let data;
-    try {
-      data = await api('GET', `usage/history?${query({ client_id: clientId, step, from: new Date(start).toISOString(), to: new Date(end + size).toISOString() })}`);
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 404) return null;
-      throw error;
-    }
-    const slots = Math.round(span / size);
-    const at = Array.from({ length: slots }, (_, i) => (start + i * size) / 1000);
-    const admitted = new Array(slots).fill(0);
-    const rejected = new Array(slots).fill(0);
-    for (const series of data.series || []) {
-      for (const point of series.points || []) {
-        const i = Math.round((Date.parse(point.at) - start) / size);
-        if (i < 0 || i >= slots) continue;
-        admitted[i] += point.admitted;
-        rejected[i] += point.rejected;
-      }
-    }
-    return { at, admitted, rejected };
-  }
-
-  function sumHistories(list) {
-    const present = list.filter(Boolean);
-    if (!present.length) return null;
-    const total = { at: present[0].at, admitted: present[0].admitted.map(() => 0), rejected: present[0].rejected.map(() => 0) };
-    for (const h of present) h.admitted.forEach((n, i) => ((total.admitted[i] += n), (total.rejected[i] += h.rejected[i])));
-    return total;
-  }
-
-  const totals = (h) => ({ admitted: h.admitted.reduce((a, b) => a + b, 0), rejected: h.rejected.reduce((a, b) => a + b, 0) });
-
-  function chart(container, h, title) {
-    container.replaceChildren();
-    if (!h) {
-      container.append(el('p', { class: 'muted no-history' }, 'No history.'));
-      return;
-    }
-    const sum = totals(h);
-    container.append(el('p', { class: 'muted' }, `${title}: ${number(sum.admitted)} calls admitted, ${number(sum.rejected)} refused (429).`));
-    const plot = el('div', { class: 'chart', role: 'img', 'aria-label': `${title}: calls admitted and refused over time` });
-    container.append(plot);
-    const width = () => Math.max(280, plot.clientWidth || container.clientWidth || 600);
-    const instance = new uPlot(
-      {
-        width: width(),
-        height: 220,
-        scales: { x: { time: true } },
-        series: [{}, { label: 'Admitted', stroke: '#2456d3', fill: 'rgba(36,86,211,0.12)', width: 2 }, { label: '429', stroke: '#c62828', width: 2 }],
-        axes: [{}, { size: 56 }],
-      },
-      [h.at, h.admitted, h.rejected],
-      plot,
-    );
-    charts.push(instance);
-    new ResizeObserver(() => instance.setSize({ width: width(), height: 220 })).observe(plot);
-  }
-
-  function stepSwitch(onChange) {
-    const buttons = Object.entries(STEPS).map(([step, { label }]) =>
-      el('button', { type: 'button', class: 'toggle', 'aria-pressed': step === 'hour' ? 'true' : 'false', onclick: () => select(step) }, label),
-    );
-    function select(step) {
-      buttons.forEach((b, i) => b.setAttribute('aria-pressed', Object.keys(STEPS)[i] === step ? 'true' : 'false'));
-      onChange(step);
-    }
-    return el('div', { class: 'row', role: 'group', 'aria-label': 'Steps' }, buttons);
-  }
 
   // ---- screens -------------------------------------------------------------------------------
 
@@ -307,7 +73,7 @@
           'table',
           {},
           el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Application'), el('th', { scope: 'col' }, 'Calls'), el('th', { scope: 'col' }, '429s'))),
-          el('tbody', {}, rows.map((row) => el('tr', {}, el('td', {}, appLink(row.client)), el('td', {}, number(row.sum.admitted)), el('td', {}, number(row.sum.rejected))))),
+          el('tbody', {}, rows.map((row) => el('tr', {}, el('td', {}, appLink(row.client)), el('td', { 'data-label': 'Calls' }, number(row.sum.admitted)), el('td', { 'data-label': '429s' }, number(row.sum.rejected))))),
         ),
       );
     }
@@ -533,7 +299,7 @@
     });
     view.append(box, status, el('h2', {}, 'Configured (read-only)'), configured, el('h2', {}, 'Stored'), stored, el('section', { class: 'panel' }, el('h2', { id: 'rule-form' }, 'Add or change a stored rule'), form));
 
-    const cell = (value) => el('td', {}, value === undefined ? '—' : number(value));
+    const cell = (label, value) => el('td', { 'data-label': label }, value === undefined ? '—' : value);
     const table = (list, editable) =>
       el(
         'table',
@@ -546,10 +312,10 @@
             el(
               'tr',
               {},
-              el('td', {}, rule.scope),
-              el('td', {}, rule.clientId ? el('code', {}, rule.clientId) : '—'),
-              el('td', {}, el('code', {}, rule.apiPath)),
-              RULE_FIELDS.map((field) => cell(rule[field])),
+              cell('Scope', rule.scope),
+              cell('Client', rule.clientId && el('code', {}, rule.clientId)),
+              cell('API path', el('code', {}, rule.apiPath)),
+              RULE_FIELDS.map((field) => cell(field[0].toUpperCase() + field.slice(1), rule[field] === undefined ? undefined : number(rule[field]))),
               editable
                 ? el(
                     'td',
@@ -596,7 +362,7 @@
 
   async function render() {
     const mine = ++generation;
-    charts.splice(0).forEach((c) => c.destroy());
+    destroyCharts();
     const view = el('div');
     screen.replaceChildren(view);
     for (const link of nav.querySelectorAll('a')) {
@@ -611,8 +377,6 @@
       signIn.hidden = true;
       nav.hidden = false;
       signOut.hidden = !token();
-      const title = view.querySelector('h1');
-      if (title && document.activeElement === document.body) title.focus();
     } catch (error) {
       if (error instanceof SignInNeeded || mine !== generation) return;
       const box = alertBox();

@@ -5,9 +5,17 @@
  * else under its path.
  */
 import { readFileSync } from 'node:fs';
+import type { IncomingMessage, RequestListener } from 'node:http';
 import { createRequire } from 'node:module';
+import connect from 'connect';
+import express from 'express';
+import Koa from 'koa';
+import mount from 'koa-mount';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
+import { courierPlatform as connectPlatform } from '../../adapters/connect.js';
+import { courierPlatform as expressPlatform } from '../../adapters/express.js';
+import { courierPlatform as koaPlatform } from '../../adapters/koa.js';
 import type { CourierPlatformOptions } from '../../src/options.js';
 import { ADAPTERS, type Adapter } from '../support/apps.js';
 import { serve, type Served } from '../support/net.js';
@@ -119,5 +127,26 @@ describe.each(ADAPTERS)('the operator console on $name', (adapter) => {
     const page = await request(served.server).get('/ops/console');
     expect(page.status).toBe(200);
     for (const file of filesOf(page.text)) expect((await request(served.server).get(`/ops/${file}`)).status, file).toBe(200);
+  });
+});
+
+/** The platform mounted under `/platform` by the host (`app.use('/platform', courierPlatform())`). */
+const MOUNTED: [string, (options: CourierPlatformOptions) => RequestListener][] = [
+  ['express', (options) => express().use('/platform', expressPlatform(options as CourierPlatformOptions<express.Request>))],
+  ['koa (koa-mount)', (options) => new Koa().use(mount('/platform', koaPlatform(options as CourierPlatformOptions<Koa.Context>))).callback()],
+  ['connect', (options) => connect().use('/platform', connectPlatform(options as CourierPlatformOptions<IncomingMessage>))],
+];
+
+describe.each(MOUNTED)("the operator console under the host's mount path on %s", (_name, build) => {
+  it("names its files relative to the page, so they resolve under the mount path", async () => {
+    const served = await serve(build({ courier: false, oauth: false, quota: false, admin: { token: TOKEN } }));
+    running.push(served);
+    const page = await request(served.server).get('/platform/admin/console');
+    expect(page.status).toBe(200);
+    for (const file of filesOf(page.text)) {
+      const { pathname } = new URL(file, `${served.url}/platform/admin/console`);
+      expect(pathname.startsWith('/platform/admin/console/assets/'), file).toBe(true);
+      expect((await request(served.server).get(pathname)).status, file).toBe(200);
+    }
   });
 });

@@ -13,9 +13,7 @@ import type { Route } from '../../core/router.js';
 import { consoleAssets, type ConsoleAsset } from './assets.js';
 import { consolePage, type ConsoleParts } from './page.js';
 
-export type { ConsoleParts };
-
-export const CONSOLE_CSP =
+const CONSOLE_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 const SECURITY_HEADERS = {

@@ -102,7 +102,7 @@
       try {
         const result = await api('POST', 'clients', body);
         form.reset();
-        onRegistered(result);
+        await onRegistered(result);
       } catch (error) {
         showError(box, error);
       }
@@ -122,10 +122,10 @@
     const notice = el('div');
     view.append(
       notice,
-      registerForm((result) => {
+      registerForm(async (result) => {
         const note = result.client_secret ? 'Shown this once: copy it now. Only its hash is kept.' : 'A public client: it has no secret.';
         notice.replaceChildren(result.client_secret ? secretPanel(`Secret of ${result.client.name}`, result.client_secret, note) : el('p', { role: 'status' }, note));
-        refresh();
+        await refresh();
       }),
     );
     const list = el('div', { class: 'cards' });

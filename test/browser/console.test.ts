@@ -62,6 +62,9 @@ describeBrowser('the operator console in Chromium on the running example', { tim
   /** Calls of the guarded /openapi/v1/ping as the demo client, some of them past its minute limit. */
   async function someCalls(count: number): Promise<number[]> {
     const base = example!.base;
+    // The minute's count is read back on the page: start early in a minute, so it is still the same one.
+    const second = new Date().getUTCSeconds();
+    if (second > 40) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1000));
     const tokenRes = await fetch(`${base}/oauth/token`, {
       method: 'POST',
       headers: { authorization: `Basic ${Buffer.from('demo-client:demo-secret').toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
@@ -212,31 +215,44 @@ describeBrowser('the operator console in Chromium on the running example', { tim
     await page.getByText('The grants of demo at this application ended').waitFor();
   });
 
-  it('draws the usage chart from the history the admin API answers', async () => {
+  it('draws the usage charts, of the application and of the overview, from the history the admin API answers', async () => {
     // The contract's shape of GET {admin}/usage/history, answered for this page only.
     const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
-    await page.route('**/admin/usage/history?*', (route) =>
-      route.fulfill({
+    await page.route('**/admin/usage/history?*', (route) => {
+      const asked = new URL(route.request().url()).searchParams;
+      const mine = asked.get('client_id') === clientId;
+      return route.fulfill({
         contentType: 'application/json',
         body: JSON.stringify({
           code: 0,
           message: 'ok',
           data: {
-            client_id: clientId,
-            step: 'hour',
-            series: [
+            client_id: asked.get('client_id'),
+            step: asked.get('step'),
+            series: !mine ? [] : [
               { api_path: '/openapi/v1/ping', points: [{ at: new Date(hour - 3_600_000).toISOString(), admitted: 40, rejected: 3 }, { at: new Date(hour).toISOString(), admitted: 12, rejected: 0 }] },
               { api_path: '/openapi/v1/orders', points: [{ at: new Date(hour).toISOString(), admitted: 8, rejected: 1 }] },
             ],
           },
         }),
-      }),
-    );
+      });
+    });
     await page.reload();
     await page.getByRole('heading', { level: 1, name: 'Console test <b>app</b>' }).waitFor();
     await page.locator('.chart canvas').first().waitFor();
     expect(await page.getByText('60 calls admitted, 4 refused (429)').isVisible()).toBe(true);
     await screenshot('chart', 1280);
+
+    // The overview sums every application's history and ranks them.
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.locator('.chart canvas').first().waitFor();
+    expect(await page.getByText('60 calls admitted, 4 refused (429)').isVisible()).toBe(true);
+    const rows = page.locator('.panel', { hasText: 'Top applications' }).getByRole('row');
+    expect(await rows.count()).toBe(2);
+    expect(await rows.nth(1).innerText()).toMatch(/^Console test <b>app<\/b>\s+60\s+4$/);
+    await screenshot('overview-chart', 1280);
+    await screenshot('overview-chart', 390);
+    await page.setViewportSize({ width: 1280, height: 900 });
     await page.unroute('**/admin/usage/history?*');
   });
 

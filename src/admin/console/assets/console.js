@@ -71,7 +71,7 @@
       top.append(
         el(
           'table',
-          {},
+          { class: 'data' },
           el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Application'), el('th', { scope: 'col' }, 'Calls'), el('th', { scope: 'col' }, '429s'))),
           el('tbody', {}, rows.map((row) => el('tr', {}, el('td', {}, appLink(row.client)), el('td', { 'data-label': 'Calls' }, number(row.sum.admitted)), el('td', { 'data-label': '429s' }, number(row.sum.rejected))))),
         ),
@@ -303,7 +303,7 @@
     const table = (list, editable) =>
       el(
         'table',
-        {},
+        { class: 'data' },
         el('thead', {}, el('tr', {}, ['Scope', 'Client', 'API path', 'Minute', 'Day', 'Month', 'Cost'].map((h) => el('th', { scope: 'col' }, h)), editable ? el('th', { scope: 'col' }, 'Change') : null)),
         el(
           'tbody',

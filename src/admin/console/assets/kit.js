@@ -51,6 +51,8 @@ const consoleKit = (() => {
       sessionStorage.removeItem(TOKEN_KEY);
       showSignIn('The admin API refused this token.');
     }
+    // The host's operator check knows this browser but says no: the admin token may still admit it.
+    if (response.status === 403) showSignIn(`${(payload && payload.message) || 'Refused'}. The admin token may admit you.`);
     if (!response.ok) throw new ApiError(response.status, (payload && payload.message) || `${response.status} ${response.statusText}`);
     return payload ? payload.data : null;
   }

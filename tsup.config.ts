@@ -1,3 +1,4 @@
+import { cp } from 'node:fs/promises';
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
@@ -22,4 +23,11 @@ export default defineConfig({
   sourcemap: false,
   target: 'node20',
   splitting: true,
+  // `import.meta.url` in the CommonJS build too: the console finds its files beside the code.
+  shims: true,
+  // The operator console's script and stylesheet (src/admin/console/assets.ts reads them from
+  // `./assets/` beside the bundle, as it does beside its source).
+  async onSuccess() {
+    await cp('src/admin/console/assets', 'dist/assets', { recursive: true });
+  },
 });

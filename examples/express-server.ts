@@ -77,6 +77,7 @@ server.listen(config.port, config.host, () => {
   console.log(`                   ${base}/openapi/v1/get_quota?api_path=/openapi/v1/ping`);
   console.log(`  upstream:        ${example.upstreamUrl}${example.usesSandbox ? '   (bundled sandbox)' : ''}`);
   console.log(`  store:           ${config.store}`);
+  if (config.adminToken) console.log(`  console:         ${base}/admin/console   (operator console; sign in with ADMIN_TOKEN)`);
 });
 
 function shutdown() {

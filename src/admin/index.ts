@@ -10,6 +10,7 @@ import type { Logger } from '../core/logger.js';
 import type { Namespace, Route } from '../core/router.js';
 import { adminAccess } from './access.js';
 import { clientRoutes } from './clients.js';
+import { consoleRoutes } from './console/routes.js';
 import { grantRoutes } from './grants.js';
 import { historyRoutes, type HistoryDeps } from './history.js';
 import { metricsRoutes } from './metrics.js';
@@ -58,5 +59,6 @@ export function createAdmin(options: ResolvedAdminOptions, parts: AdminParts): {
   if (parts.quota) routes.push(...ruleRoutes(basePath, access, { ...parts.quota, logger, bodyLimit, ...clientExists }));
   if (parts.usage) routes.push(...usageRoutes(basePath, access, { ...parts.usage, logger, now, ...clientExists }));
   if (parts.history) routes.push(...historyRoutes(basePath, access, { ...parts.history, now, ...(parts.oauth ? { clients: parts.oauth.clients.store } : {}) }));
+  routes.push(...consoleRoutes(basePath, { clients: parts.oauth !== undefined, rules: parts.quota !== undefined, usage: parts.usage !== undefined }));
   return { namespace: { prefix: basePath, formatError: errorEnvelope }, routes };
 }

@@ -89,7 +89,9 @@ describe('the route table and the document', () => {
     for (const operation of operationsOf(document)) {
       const [method, path] = operation.split(' ') as [string, string];
       const res = await request(served.server)[method.toLowerCase() as 'get'](path.replace(/\{[^}]+\}/g, 'x'));
-      expect([operation, res.status]).not.toEqual([operation, 404]);
+      // A 404 in the envelope is the platform's own answer (no such file, `x`); the host's is not.
+      const passedOn = res.status === 404 && (res.body as { code?: unknown }).code === undefined;
+      expect([operation, passedOn]).toEqual([operation, false]);
       expect(res.status, operation).not.toBe(405);
     }
   });

@@ -1,0 +1,138 @@
+/*
+ * The operator console's toolkit (docs/operator.md#console): calls of the admin API, and the
+ * elements the screens are built from. Every value from the API becomes text (text nodes,
+ * textContent), never HTML. The admin token, when the host has no operator session for this
+ * browser, is kept in sessionStorage: this tab only.
+ */
+'use strict';
+// A global of the page, for the other scripts, which load after this one.
+const consoleKit = (() => {
+  const API = new URL('.', location.href);
+  const PARTS = new Set((document.body.dataset.parts || '').split(' ').filter(Boolean));
+  const TOKEN_KEY = 'courier-platform.admin-token';
+  const screen = document.getElementById('screen');
+  const signIn = document.getElementById('sign-in');
+  const nav = document.getElementById('nav');
+  const signOut = document.getElementById('sign-out');
+
+  // ---- the admin API -------------------------------------------------------------------------
+
+  class ApiError extends Error {
+    constructor(status, message) {
+      super(message);
+      this.status = status;
+    }
+  }
+  /** Thrown once the sign-in form is up: the screen waits for the token. */
+  class SignInNeeded extends Error {}
+
+  const token = () => sessionStorage.getItem(TOKEN_KEY);
+
+  async function api(method, path, body) {
+    const headers = { accept: 'application/json' };
+    const bearer = token();
+    if (bearer) headers.authorization = `Bearer ${bearer}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const response = await fetch(new URL(path, API), {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+      cache: 'no-store',
+    });
+    let payload = null;
+    try {
+      payload = await response.json();
+    } catch {
+      payload = null;
+    }
+    if (response.status === 401) showSignIn('');
+    if (response.status === 403 && bearer) {
+      sessionStorage.removeItem(TOKEN_KEY);
+      showSignIn('The admin API refused this token.');
+    }
+    // The host's operator check knows this browser but says no: the admin token may still admit it.
+    if (response.status === 403) showSignIn(`${(payload && payload.message) || 'Refused'}. The admin token may admit you.`);
+    if (!response.ok) throw new ApiError(response.status, (payload && payload.message) || `${response.status} ${response.statusText}`);
+    return payload ? payload.data : null;
+  }
+
+  const query = (params) => new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== '')).toString();
+
+  function showSignIn(message) {
+    signIn.hidden = false;
+    nav.hidden = true;
+    signOut.hidden = true;
+    screen.replaceChildren();
+    document.getElementById('sign-in-error').textContent = message;
+    document.getElementById('token').focus();
+    throw new SignInNeeded();
+  }
+
+  // ---- building the page ---------------------------------------------------------------------
+
+  /** An element; strings among `children` become text nodes, so data is never parsed as HTML. */
+  function el(tag, attributes = {}, ...children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attributes)) {
+      if (value === undefined || value === false) continue;
+      if (name.startsWith('on')) node.addEventListener(name.slice(2), value);
+      else node.setAttribute(name, value === true ? '' : String(value));
+    }
+    for (const child of children.flat()) if (child !== undefined && child !== null) node.append(child instanceof Node ? child : String(child));
+    return node;
+  }
+
+  const appLink = (client) => el('a', { href: `#/apps/${encodeURIComponent(client.id)}` }, client.name || client.id);
+  const when = (iso) => new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  const number = (n) => Number(n).toLocaleString();
+
+  function heading(text) {
+    return el('h1', { tabindex: '-1' }, text);
+  }
+
+  function alertBox() {
+    return el('p', { class: 'error', role: 'alert' });
+  }
+
+  function showError(box, error) {
+    if (error instanceof SignInNeeded) throw error;
+    box.textContent = error instanceof ApiError ? error.message : `Something went wrong: ${error.message}`;
+  }
+
+  /** A button that runs `work`, disabled meanwhile, with its failure shown in `box`. */
+  function action(label, box, work, attributes = {}) {
+    const button = el('button', { type: 'button', ...attributes }, label);
+    button.addEventListener('click', async () => {
+      button.disabled = true;
+      box.textContent = '';
+      try {
+        await work();
+      } catch (error) {
+        if (!(error instanceof SignInNeeded)) showError(box, error);
+      } finally {
+        button.disabled = false;
+      }
+    });
+    return button;
+  }
+
+  /** A secret shown this once, with a copy button. */
+  function secretPanel(title, secret, note) {
+    const status = el('span', { class: 'copied', role: 'status' });
+    const code = el('code', { class: 'secret-value' }, secret);
+    const copy = el('button', { type: 'button' }, 'Copy secret');
+    copy.addEventListener('click', async () => {
+      try {
+        await navigator.clipboard.writeText(secret);
+        status.textContent = 'Copied.';
+      } catch {
+        getSelection().selectAllChildren(code);
+        status.textContent = 'Copying was refused: the secret is selected, copy it by hand.';
+      }
+    });
+    return el('div', { class: 'secret panel' }, el('h2', {}, title), el('p', {}, note), code, el('div', { class: 'row' }, copy, status));
+  }
+
+  return { API, PARTS, TOKEN_KEY, ApiError, SignInNeeded, token, api, query, showSignIn, el, appLink, when, number, heading, alertBox, showError, action, secretPanel };
+})();

@@ -42,6 +42,8 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 const NO_QUERY = new URLSearchParams();
 
 function send(reply: FastifyReply, response: PlatformResponse): FastifyReply {
+  // A refresh learns that its answer left once Node has written it (docs/oauth.md#tokens).
+  if (response.onSent) reply.raw.once('finish', response.onSent);
   return reply.code(response.status).headers(response.headers).send(response.body);
 }
 

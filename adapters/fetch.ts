@@ -122,7 +122,32 @@ const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
 export function toFetchResponse(response: PlatformResponse, head = false): Response {
   const body = head || NULL_BODY.has(response.status) ? null : response.body;
-  return new Response(body, { status: response.status, headers: response.headers });
+  if (body === null || !response.onSent) return new Response(body, { status: response.status, headers: response.headers });
+  const bytes = new TextEncoder().encode(body);
+  return new Response(sentOnceRead(bytes, response.onSent), {
+    status: response.status,
+    headers: { ...response.headers, 'content-length': String(bytes.byteLength) },
+  });
+}
+
+/**
+ * The body as a stream that reports when the host has taken all of it to write out: a fetch
+ * handler has no `finish` event, and a refresh needs to know its answer left
+ * (docs/oauth.md#tokens). A host that drops the response unread never reports it.
+ */
+function sentOnceRead(bytes: Uint8Array, onSent: () => void): ReadableStream<Uint8Array> {
+  let given = false;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (!given) {
+        given = true;
+        controller.enqueue(bytes);
+        return;
+      }
+      controller.close();
+      onSent();
+    },
+  });
 }
 
 /** What the quota guard decided for a fetch request. */

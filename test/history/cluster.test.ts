@@ -3,20 +3,12 @@
  * and applications spread over all of them.
  */
 import { expect, it } from 'vitest';
-import type { HourCount, UsageHistoryStore } from '../../src/history/types.js';
-import { createRedisQuotaStore, type QuotaStore } from '../../src/quota/index.js';
+import { createRedisQuotaStore } from '../../src/quota/index.js';
 import { scanKeys } from '../support/redis-cluster.js';
 import { describeRedisCluster, useRedisCluster } from '../support/redis-cluster-suite.js';
 import { uniqueName } from '../support/services.js';
+import { count, DAY, historyOf, HOUR, RETENTION, T } from './fixtures.js';
 
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
-const RETENTION = { hourlyDays: 35, dailyDays: 400 };
-/** 2031-05-31T22:00Z: the next hours cross a day and a month. */
-const T = Date.UTC(2031, 4, 31, 22);
-
-const count = (clientId: string, apiPath: string, hour: number, admitted: number, rejected = 0): HourCount => ({ clientId, apiPath, hour, admitted, rejected });
-const historyOf = (store: QuotaStore): UsageHistoryStore => store.history!;
 
 describeRedisCluster('usage history on a Redis Cluster of three masters', () => {
   const redis = useRedisCluster();

@@ -7,18 +7,10 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrationSql } from '../../src/cli/migrate.js';
-import type { HourCount, UsageHistoryStore } from '../../src/history/types.js';
 import { createMemoryQuotaStore, createPostgresQuotaStore, createRedisQuotaStore, quotaMigrationSql, type QuotaStore } from '../../src/quota/index.js';
 import { databaseUrl, describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
+import { count, DAY, historyOf, HOUR, RETENTION, T } from './fixtures.js';
 
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
-const RETENTION = { hourlyDays: 35, dailyDays: 400 };
-/** 2031-05-31T22:00Z: the next hours cross a day and a month. */
-const T = Date.UTC(2031, 4, 31, 22);
-
-const count = (clientId: string, apiPath: string, hour: number, admitted: number, rejected = 0): HourCount => ({ clientId, apiPath, hour, admitted, rejected });
-const historyOf = (store: QuotaStore): UsageHistoryStore => store.history!;
 const byStart = <P extends { start: number; apiPath: string }>(points: P[]) => [...points].sort((a, b) => a.start - b.start || a.apiPath.localeCompare(b.apiPath));
 
 /** Every store: two instances on the same data, as two processes. */

@@ -135,9 +135,11 @@ export async function authenticateClient(request: PlatformRequest, form: Record<
     if (presented.secret === undefined) return known;
     throw failed(presented.clientId, context);
   }
-  if (remembered(known, presented.secret, context)) return known;
-  const attempt = await context.clientAuthThrottle.attempt(countedKeys(context.clientIp(request), presented.clientId));
+  const ip = context.clientIp(request);
+  if (!context.lockedAddresses.isLocked(countedAddress(ip)) && remembered(known, presented.secret, context)) return known;
+  const attempt = await context.clientAuthThrottle.attempt(countedKeys(ip, presented.clientId));
   if (attempt.retryAfter > 0) {
+    context.lockedAddresses.lock(countedAddress(ip), attempt.retryAfter);
     throw new OAuthProtocolError('invalid_client', `too many failed client authentications; retry in ${attempt.retryAfter} seconds`, 429, {
       'retry-after': String(attempt.retryAfter),
     });

@@ -9,6 +9,7 @@ import type { SecretVerifier } from './client-secret.js';
 import type { OAuthUser } from './options.js';
 import type { OAuthClientRecord, OAuthStore, TokenRef } from './store/types.js';
 import type { FailureThrottle } from './throttle.js';
+import type { LockedAddresses } from './locked-addresses.js';
 
 export interface ResolvedLifetimes {
   code: number;
@@ -47,6 +48,8 @@ export interface OAuthContext {
   rereadClient(clientId: string): Promise<OAuthClientRecord | undefined>;
   /** Failed client authentications, per caller address with client id and per caller address. */
   clientAuthThrottle: FailureThrottle;
+  /** Addresses this process answered 429 at that limit: a remembered secret does not skip it for them. */
+  lockedAddresses: LockedAddresses;
   logger: Logger;
   authenticate(request: PlatformRequest): Promise<OAuthUser | undefined>;
   clientIp(request: PlatformRequest): string;

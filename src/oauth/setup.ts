@@ -30,6 +30,7 @@ import { handleRevoke, revokeDoc } from './revocation.js';
 import { handleToken, tokenDoc } from './token-endpoint.js';
 import { parseToken } from './token-format.js';
 import { handleUserinfo, userinfoDoc } from './userinfo.js';
+import { lockedAddresses } from './locked-addresses.js';
 
 export interface OAuthShared {
   now: Clock;
@@ -219,6 +220,7 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
       clientStatus.forget(clientId);
       return context.store.getClient(clientId);
     },
+    lockedAddresses: lockedAddresses(shared.now),
     clientAuthThrottle: guardedThrottle(
       createFailureThrottle({
         failures: clientAuthFailureLimits(options.bruteForce),

@@ -201,6 +201,15 @@ function bruteForceSuite(makeStores: () => StoreFactory, adapters: readonly Adap
     expect(real.map((res) => res.status)).toEqual(Array(30).fill(400));
   });
 
+  it('RFC 6749 10.10: past the limit the right secret is a 429 too, even one this process verified a moment ago: the guesser learns nothing', async () => {
+    const host = await hostOn('express', stores.open());
+    // The real client authenticates first, so the process remembers its secret.
+    expect((await attempt(host, LEGITIMATE, CONFIDENTIAL.secret)).status).toBe(400);
+    expect(tally(await sequentially(LIMIT + 4, () => attempt(host, GUESSER, WRONG)))).toEqual({ 401: LIMIT, 429: 4 });
+    expect((await attempt(host, GUESSER, CONFIDENTIAL.secret)).status).toBe(429);
+    expect((await attempt(host, LEGITIMATE, CONFIDENTIAL.secret)).status).toBe(400);
+  });
+
   it("RFC 6749 10.10: a caller's successes do not reset the failures of its own address across client ids", async () => {
     const host = await hostOn('express', stores.open(), { addressFailures: LIMIT });
     for (let i = 0; i < LIMIT - 1; i++) expect((await attempt(host, GUESSER, WRONG, `unknown-${i}`)).status).toBe(401);

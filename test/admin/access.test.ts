@@ -6,17 +6,12 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ADAPTER_NAMES, closeHosts, CONFIDENTIAL, startHost, transactionOf, type TestHost } from '../oauth/compliance/helpers.js';
+import { rawHeader } from '../support/raw-header.js';
 
 afterEach(closeHosts);
 
 const TOKEN = 'operator-token-0123456789abcdef0123456789';
 const OPERATOR = 'x-operator';
-
-function rawHeader(raw: unknown, name: string): string | undefined {
-  if (raw instanceof Request) return raw.headers.get(name) ?? undefined;
-  const host = raw as { req?: { header(name: string): string | undefined }; headers?: Record<string, string | undefined> };
-  return host.headers ? host.headers[name] : host.req?.header(name);
-}
 
 /**
  * The host's check: Express, Connect and Fastify hand over their request, Koa `ctx` (plain

@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ADAPTER_NAMES, closeHosts, startHost, type TestHost } from '../oauth/compliance/helpers.js';
+import { rawHeader } from '../support/raw-header.js';
 
 afterEach(closeHosts);
 
@@ -14,9 +15,9 @@ const COOKIE = 'staff_session=operator';
 const ATTACKER = 'https://attacker.example';
 const CONSOLE = 'https://ops.example.com';
 
-/** The host's check reads its session cookie: Express and Connect hand over `req`, Koa `ctx`. */
+/** The host's check reads its session cookie from whatever its host hands over. */
 function cookieOperator(raw: unknown): boolean | null {
-  const cookie = (raw as { headers: Record<string, string | undefined> }).headers.cookie;
+  const cookie = rawHeader(raw, 'cookie');
   return cookie === undefined ? null : cookie === COOKIE;
 }
 

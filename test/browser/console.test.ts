@@ -198,7 +198,7 @@ describeBrowser('the operator console in Chromium on the running example', { tim
     await page.getByRole('button', { name: 'Copy secret' }).click();
     await page.getByText('Copied.').waitFor();
     expect(await page.evaluate('navigator.clipboard.readText()')).toBe(rotated);
-    expect((await api('GET', `clients/${clientId}`)).body.data.previousSecretValidUntil).toBeDefined();
+    expect((await api('GET', `clients/${clientId}`)).body.data.previous_valid_until).toBeDefined();
     await screenshot('application', 1280);
     await screenshot('application', 390);
     await page.setViewportSize({ width: 1280, height: 900 });

@@ -25,7 +25,8 @@ let bin: string;
 
 beforeAll(() => {
   project = mkdtempSync(join(tmpdir(), 'cp-cli-'));
-  const tarball = execFileSync('npm', ['pack', '--silent', '--pack-destination', project], { cwd: root, encoding: 'utf8' }).trim().split('\n').pop()!;
+  // Scripts off: prepack would rebuild dist/ under the other test files.
+  const tarball = execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', project], { cwd: root, encoding: 'utf8' }).trim().split('\n').pop()!;
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'cli-user', private: true }));
   execFileSync('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', `./${tarball}`, `pg@${pgVersion}`], { cwd: project, stdio: 'pipe', timeout: 150_000 });
   bin = join(project, 'node_modules/.bin/courier-platform');

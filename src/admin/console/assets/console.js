@@ -173,7 +173,7 @@
         ['Grants', client.grants.join(', ')],
         ['Redirect URIs', el('ul', { class: 'plain' }, client.redirectUris.map((uri) => el('li', {}, el('code', {}, uri))))],
       ];
-      if (client.previousSecretValidUntil) rows.push(['Previous secret works until', when(client.previousSecretValidUntil)]);
+      if (client.previous_valid_until) rows.push(['Previous secret works until', when(client.previous_valid_until)]);
       details.replaceChildren(...rows.flatMap(([term, value]) => [el('dt', {}, term), el('dd', {}, value)]));
     }
     describe();

@@ -11,6 +11,7 @@ import type { Logger } from '../core/logger.js';
 import { crossSiteCheck, type CrossSiteOptions } from './cross-site.js';
 import { failedTokenLimit } from './failed-tokens.js';
 import type { ResolvedAdminOptions } from './options.js';
+import { countedAddress } from '../core/client-address.js';
 
 const CHALLENGE = 'Bearer realm="admin"';
 
@@ -48,7 +49,8 @@ export function adminAccess(
     const authorization = header(request, 'authorization');
     const bearer = authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
     if (bearer !== undefined && expected) {
-      const address = clientIp(request);
+      // Counted as the OAuth limits count (docs/oauth.md): an IPv6 caller by its /56.
+      const address = countedAddress(clientIp(request));
       const wait = await failures.reserve(address);
       if (wait > 0) throw new TooManyFailuresError(`Too many wrong admin tokens from this address; retry in ${wait} seconds`, wait);
       if (timingSafeEqual(digest(bearer), expected)) {

@@ -78,6 +78,19 @@ describe.each(ADAPTER_NAMES)('wrong admin tokens on %s', (adapter) => {
   });
 });
 
+describe('wrong admin tokens from IPv6 callers', () => {
+  it('count by the /56, as the OAuth limits do: fresh addresses in one /56 are limited, another /56 is not', async () => {
+    const host = await startHost('express', {
+      platform: { admin: { token: TOKEN }, clientIp: (request) => request.headers['x-test-ip'] as string },
+    });
+    const from = async (ip: string, token: string) => (await host.http().get('/admin/clients').set({ authorization: `Bearer ${token}`, 'x-test-ip': ip })).status;
+    const statuses: number[] = [];
+    for (let i = 0; i < ADMIN_TOKEN_FAILURES + 2; i++) statuses.push(await from(`2001:db8:0:1200:${i.toString(16)}::1`, 'wrong-token'));
+    expect(statuses).toEqual([...Array(ADMIN_TOKEN_FAILURES).fill(403), 429, 429]);
+    expect(await from('2001:db8:0:1300::1', TOKEN)).toBe(200);
+  });
+});
+
 describe('the wrong-token log', () => {
   function recordingLogger() {
     const lines: Record<string, unknown>[] = [];

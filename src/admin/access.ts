@@ -6,12 +6,13 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ForbiddenError, HostCallbackError, TooManyFailuresError, UnauthorizedError } from '../core/errors.js';
-import { header, type PlatformRequest } from '../core/http.js';
+import type { PlatformRequest } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
 import { crossSiteCheck, type CrossSiteOptions } from './cross-site.js';
 import { failedTokenLimit } from './failed-tokens.js';
 import type { ResolvedAdminOptions } from './options.js';
 import { countedAddress } from '../core/client-address.js';
+import { bearerToken } from '../core/bearer.js';
 
 const CHALLENGE = 'Bearer realm="admin"';
 
@@ -46,8 +47,7 @@ export function adminAccess(
   const hint = missingCredentials(options);
   return async (request) => {
     sameSite(request);
-    const authorization = header(request, 'authorization');
-    const bearer = authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
+    const bearer = bearerToken(request);
     if (bearer !== undefined && expected) {
       // Counted as the OAuth limits count (docs/oauth.md): an IPv6 caller by its /56.
       const address = countedAddress(clientIp(request));

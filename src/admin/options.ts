@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { Registry } from 'prom-client';
 import { basePathOption, functionOption, httpUrlOption, objectWith } from '../core/option-schemas.js';
+import { BEARER_TOKEN_SYNTAX } from '../core/bearer.js';
 
 /** The host's answer on who is an operator: `true` yes, `false` signed in but not an operator (403), `null`/`undefined` nobody signed in (401). */
 export type AdminDecision = boolean | null | undefined;
@@ -34,7 +35,11 @@ const originOption = httpUrlOption.refine((value) => URL.canParse(value) && new 
 export const adminOptionsSchema = z
   .strictObject({
     basePath: basePathOption.default('/admin'),
-    token: z.string().min(32, 'must be at least 32 characters (e.g. `openssl rand -hex 32`)').optional(),
+    token: z
+      .string()
+      .min(32, 'must be at least 32 characters (e.g. `openssl rand -hex 32`)')
+      .regex(BEARER_TOKEN_SYNTAX, 'must hold only letters, digits and - . _ ~ + / (a Bearer token, RFC 6750 2.1), e.g. `openssl rand -hex 32`')
+      .optional(),
     authorize: functionOption<NonNullable<AdminOptions['authorize']>>().optional(),
     allowedOrigins: z.array(originOption).default([]),
     secretOverlapSeconds: z.number().int().min(0).default(86_400),

@@ -1,22 +1,12 @@
 import { z } from 'zod';
-import { header, jsonResponse, type PlatformRequest, type PlatformResponse } from '../core/http.js';
+import { bearerToken } from '../core/bearer.js';
+import { jsonResponse, type PlatformRequest, type PlatformResponse } from '../core/http.js';
 import type { RouteDoc } from '../core/route-doc.js';
 import { claimsForScope } from './claims.js';
 import type { OAuthContext } from './context.js';
 import { oauthErrorDoc, safeDescription } from './errors.js';
 import type { AccessTokenRecord } from './store/types.js';
 import { parseToken } from './token-format.js';
-
-/**
- * The Bearer token of the request (RFC 6750 2.1): undefined when the request has no Bearer
- * credentials at all (no Authorization header, or another scheme), `''` when they are malformed.
- */
-export function bearerToken(request: PlatformRequest): string | undefined {
-  const value = header(request, 'authorization');
-  if (!value || !/^Bearer(?: |$)/i.test(value)) return undefined;
-  const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(value);
-  return match ? match[1] : '';
-}
 
 /** One store round trip: the live record of a presented access token, or undefined. */
 export async function findAccessToken(context: Pick<OAuthContext, 'store'>, token: string | undefined): Promise<AccessTokenRecord | undefined> {

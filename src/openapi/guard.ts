@@ -6,7 +6,7 @@ import { isThenable, type MaybePromise } from '../core/maybe-promise.js';
 import type { Route } from '../core/router.js';
 import { noTelemetry, type Telemetry } from '../core/telemetry.js';
 import { parseWith } from '../core/validation.js';
-import { bearerToken } from '../oauth/userinfo.js';
+import { bearerToken } from '../core/bearer.js';
 import {
   guardVerdict,
   MAX_API_PATH_LENGTH,

@@ -25,6 +25,11 @@ describe('admin options', () => {
     expect(fieldOf({ token: 'x'.repeat(32), tokn: 1 })).toBe('admin.tokn');
   });
 
+  it('refuses a token a Bearer header cannot carry (RFC 6750 2.1): a space, a quote, a colon', () => {
+    for (const token of [`${'x'.repeat(32)} y`, `${'x'.repeat(32)}"`, `${'x'.repeat(32)}:y`]) expect([token, fieldOf({ token })]).toEqual([token, 'admin.token']);
+    expect(fieldOf({ token: `${'A1-._~+/'.repeat(4)}==` })).toBeUndefined();
+  });
+
   it('refuses a base path inside another part', () => {
     expect(fieldOf({ token: 'x'.repeat(32), basePath: '/courier/admin' }, { courier: {} })).toBe('admin.basePath');
   });

@@ -42,16 +42,6 @@ function authorizedUser(user: OAuthUser): AuthorizedUser {
   return { sub, claims };
 }
 
-/** A validated authorization request: everything needed to issue a code once the user agrees. */
-export interface AuthorizationRequest {
-  clientId: string;
-  redirectUri: string;
-  scope: string[];
-  state: string;
-  nonce?: string;
-  codeChallenge?: string;
-}
-
 /** Issues a code through the engine's authorize, then adds RFC 9207's `iss` to the redirect. */
 export async function issueAuthorizationCode(
   context: OAuthContext,

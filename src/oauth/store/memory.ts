@@ -18,27 +18,9 @@ import { configurationError } from '../../core/errors.js';
 import { checkClientRecord } from '../client-record.js';
 import { clientPage } from './client-page.js';
 import { deepFreeze } from '../../core/deep-freeze.js';
-import {
-  accessView,
-  checkGrantId,
-  clientGrantRecord,
-  earlierTokenOutcome,
-  grantIdOf,
-  refreshView,
-  storedAccess,
-  withEarlier,
-  type EarlierToken,
-  type StoredGrant,
-} from './grant-record.js';
-import type {
-  AccessTokenRecord,
-  AuthorizationCodeRecord,
-  NewToken,
-  NewTokens,
-  OAuthClientRecord,
-  OAuthStore,
-  TokenRef,
-} from './types.js';
+import { accessView, checkGrantId, clientGrantRecord, earlierTokenOutcome, grantIdOf, refreshView, storedAccess, type StoredGrant } from './grant-record.js';
+import { earlierGeneration, installTokens, slotMatches, type AccessSlot, type Grant, type RefreshSlot } from './memory-grant.js';
+import type { AccessTokenRecord, AuthorizationCodeRecord, OAuthClientRecord, OAuthStore, TokenRef } from './types.js';
 
 export interface MemoryOAuthStoreOptions {
   /** Time source for expiry (default `Date.now`). */
@@ -59,52 +41,6 @@ export interface MemoryOAuthStore extends OAuthStore {
   /** Grant entries currently held, expired or not (clients and consents excluded). */
   readonly size: number;
   findAccessTokenSync(ref: TokenRef): AccessTokenRecord | undefined;
-}
-
-interface AccessSlot {
-  hash: string;
-  scope: readonly string[];
-  expiresAt: number;
-  issuedAt?: number;
-  /**
-   * The token's record, built on first read and deep-frozen: every guarded call reads it, and
-   * building it each time was the largest cost of the memory guard.
-   */
-  frozen?: AccessTokenRecord;
-}
-
-interface RefreshSlot {
-  hash: string;
-  expiresAt: number;
-  /** When it was installed. */
-  since: number;
-}
-
-interface Grant {
-  /**
-   * The code record as saved, kept as JSON text as Redis and PostgreSQL keep it: a record that
-   * survives here survives there too, and nothing a caller does to its object reaches the store.
-   */
-  json: string;
-  /** `json` parsed once and deep-frozen, shared by the access-token records. */
-  parsed?: StoredGrant;
-  codeHash: string;
-  codeExpiresAt: number;
-  consumed: boolean;
-  generation: number;
-  refresh?: RefreshSlot;
-  /** The rotation that installed `refresh` has not been confirmed (its answer not written yet). */
-  pending: boolean;
-  /** With the time the refresh that rotated it out was asked for. */
-  previousRefresh?: RefreshSlot & { rotatedAt: number };
-  /** The earlier generations before the previous one, newest first (withEarlier). */
-  older: EarlierToken[];
-  access?: AccessSlot;
-  previousAccess?: AccessSlot;
-  /** When the last part of the grant expires. */
-  expiresAt: number;
-  /** consentKey(sub, clientId), for revokeUserGrants; none for a client's own grant. */
-  pair?: string;
 }
 
 /**
@@ -157,7 +93,7 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
     return grant && grant.codeHash === ref.hash && grant.codeExpiresAt > now() ? grant : undefined;
   }
 
-  const matches = (slot: RefreshSlot | AccessSlot | undefined, hash: string) => slot !== undefined && slot.hash === hash && slot.expiresAt > now();
+  const matches = (slot: RefreshSlot | AccessSlot | undefined, hash: string) => slotMatches(slot, hash, now());
 
   /**
    * Sweeps once the grants created since the last sweep reach `sweepEvery` or the number the last
@@ -180,32 +116,6 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
 
   function parsed(grant: Grant): StoredGrant {
     return (grant.parsed ??= deepFreeze(JSON.parse(grant.json) as StoredGrant));
-  }
-
-  /**
-   * Installs the tokens of an issuance as the grant's current generation: the first tokens, a
-   * rotation from the current refresh token, or a retry from the previous one (types.ts).
-   */
-  function install(grant: Grant, { access, refresh }: NewTokens, step: 'first' | 'rotate' | 'retry'): void {
-    const at = now();
-    grant.generation += 1;
-    // A retry replaces the successor nobody received: its access token goes, the previous stays.
-    if (step !== 'retry') grant.previousAccess = grant.access;
-    grant.access = { hash: access.ref.hash, ...storedAccess(access) };
-    if (refresh) {
-      const replaced = step === 'rotate' ? grant.previousRefresh : grant.refresh;
-      grant.older = withEarlier(grant.older, replaced && step !== 'first' ? [replaced.hash, replaced.expiresAt] : undefined, at);
-      if (step === 'rotate') grant.previousRefresh = grant.refresh && { ...grant.refresh, rotatedAt: at };
-      grant.refresh = slotOf(refresh, at);
-      grant.pending = step !== 'first';
-    }
-    grant.expiresAt = Math.max(grant.expiresAt, access.expiresAt, refresh?.expiresAt ?? 0);
-  }
-
-  /** Which earlier generation of the grant a presented hash is, if any still unexpired. */
-  function earlierOf(grant: Grant, hash: string): 'previous' | 'older' | undefined {
-    if (matches(grant.previousRefresh, hash)) return 'previous';
-    return grant.older.some(([h, expiresAt]) => h === hash && expiresAt > now()) ? 'older' : undefined;
   }
 
   const store: MemoryOAuthStore = {
@@ -278,7 +188,7 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
     async issueTokens(tokens) {
       const grant = live(grantIdOf(tokens));
       if (!grant || !grant.consumed || grant.generation !== 0) return false;
-      install(grant, tokens, 'first');
+      installTokens(grant, tokens, 'first', now());
       return true;
     },
 
@@ -300,7 +210,7 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
       const record = JSON.parse(grant.json) as AuthorizationCodeRecord;
       const at = { grantId: ref.grantId, hash: ref.hash };
       if (matches(grant.refresh, ref.hash)) return refreshView(record, at, grant.refresh!.expiresAt);
-      const earlier = earlierOf(grant, ref.hash);
+      const earlier = earlierGeneration(grant, ref.hash, now());
       const previous = grant.previousRefresh!;
       if (earlier === 'previous') return refreshView(record, at, previous.expiresAt, { rotatedAt: previous.rotatedAt });
       return earlier && refreshView(record, at, grant.older.find(([hash]) => hash === ref.hash)![1], {});
@@ -310,13 +220,13 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
       const grant = live(grantIdOf(next, presented));
       if (!grant) return 'invalid';
       if (matches(grant.refresh, presented.hash)) {
-        install(grant, next, 'rotate');
+        installTokens(grant, next, 'rotate', now());
         return 'rotated';
       }
       const slot = { pending: grant.pending, rotatedAt: grant.previousRefresh?.rotatedAt ?? 0, currentSince: grant.refresh?.since ?? 0 };
-      const outcome = earlierTokenOutcome(earlierOf(grant, presented.hash), slot, now(), retryGraceMs);
+      const outcome = earlierTokenOutcome(earlierGeneration(grant, presented.hash, now()), slot, now(), retryGraceMs);
       if (outcome !== 'retry') return outcome;
-      install(grant, next, 'retry');
+      installTokens(grant, next, 'retry', now());
       return 'rotated';
     },
 
@@ -394,9 +304,6 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
   return store;
 }
 
-function slotOf(token: NewToken, since: number): RefreshSlot {
-  return { hash: token.ref.hash, expiresAt: token.expiresAt, since };
-}
 
 /** JSON of the pair: unambiguous whatever characters sub and clientId hold. */
 function consentKey(sub: string, clientId: string): string {

@@ -13,7 +13,7 @@ import { hashClientSecret } from '../../src/oauth/client-secret.js';
 import type { BruteForceOptions, OAuthClientConfig } from '../../src/oauth/options.js';
 import { createMemoryOAuthStore, type OAuthStore } from '../../src/oauth/store/index.js';
 import { postFormFrom, type Answer } from '../support/from-address.js';
-import { oauthTestOptions } from '../support/oauth.js';
+import { cheapClients, oauthTestOptions } from '../support/oauth.js';
 import { describePostgres, describeRedis } from '../support/services.js';
 import { ADAPTER_NAMES, basic, closeHosts, CONFIDENTIAL, pkcePair, PUBLIC, SERVICE, startHost, type AdapterName, type Client, type TestHost } from './compliance/helpers.js';
 import { memoryStores, postgresStores, redisStores, type StoreFactory } from './shared-stores.js';
@@ -26,22 +26,34 @@ const WRONG = 'wrong-secret-1234';
 const GUESSER = '127.0.0.9';
 const LEGITIMATE = '127.0.0.1';
 
+const USED = new Set([CONFIDENTIAL.id, PUBLIC.id, SERVICE.id]);
+
 let fullStrength: Promise<OAuthClientConfig[]> | undefined;
-/** The clients' secrets hashed at full strength, so every check takes as long as in production: the window a burst races in. */
-function clients(): Promise<OAuthClientConfig[]> {
-  const used = new Set([CONFIDENTIAL.id, PUBLIC.id, SERVICE.id]);
+/**
+ * The clients' secrets hashed at full strength, so every check takes as long as in production:
+ * the window a burst races in. Tests that send one request at a time use `cheapClients()` (the
+ * same code, cheap scrypt parameters).
+ */
+function fullStrengthClients(): Promise<OAuthClientConfig[]> {
   fullStrength ??= Promise.all(
     (oauthTestOptions().clients ?? [])
-      .filter((client) => used.has(client.id))
+      .filter((client) => USED.has(client.id))
       .map(async ({ secret, ...client }) => (secret === undefined ? client : { ...client, secretHash: await hashClientSecret(secret) })),
   );
   return fullStrength;
 }
 
+const sequentialClients = async () => (await cheapClients()).filter((client) => USED.has(client.id));
+
 // A burst of 200 checks queues on one connection pool far longer than a healthy call takes: the
 // store deadline is not what these tests measure.
-const hostOn = async (adapter: AdapterName, store: OAuthStore, bruteForce?: BruteForceOptions) =>
-  startHost(adapter, { oauth: { store, clients: await clients(), storeTimeoutMs: 30_000, bruteForce } });
+const startOn = async (adapter: AdapterName, store: OAuthStore, clients: OAuthClientConfig[], bruteForce?: BruteForceOptions) =>
+  startHost(adapter, { oauth: { store, clients, storeTimeoutMs: 30_000, bruteForce } });
+/** A host for concurrent requests: full-strength secret checks. */
+const burstHostOn = async (adapter: AdapterName, store: OAuthStore, bruteForce?: BruteForceOptions) => startOn(adapter, store, await fullStrengthClients(), bruteForce);
+/** A host for requests sent one at a time: the counts do not depend on how long a check takes. */
+const sequentialHostOn = async (adapter: AdapterName, store: OAuthStore, bruteForce?: BruteForceOptions) =>
+  startOn(adapter, store, await sequentialClients(), bruteForce);
 
 /** Bursts of HTTP requests and real scrypt checks: generous on a busy machine. */
 const SLOW = { timeout: 90_000 };
@@ -100,7 +112,7 @@ function bruteForceSuite(makeStores: () => StoreFactory, adapters: readonly Adap
     async (adapter) => {
       const store = stores.open();
       // The refresh token comes from an instance of its own: the instances below have verified no secret yet.
-      const issuing = await hostOn(adapter, store);
+      const issuing = await sequentialHostOn(adapter, store);
       const { refresh_token } = await issuing.tokens({ scope: 'openid offline_access' });
       const grants: Grant[] = [
         {
@@ -112,7 +124,7 @@ function bruteForceSuite(makeStores: () => StoreFactory, adapters: readonly Adap
         { name: 'client_credentials', client: SERVICE, form: async () => ({ grant_type: 'client_credentials' }) },
       ];
       for (const [i, grant] of grants.entries()) {
-        const host = await hostOn(adapter, store);
+        const host = await sequentialHostOn(adapter, store);
         // A guesser of its own per grant: on a shared store the counts of the one before live on.
         const guesser = `127.0.0.${9 + i}`;
         const form = await grant.form(host);
@@ -130,7 +142,7 @@ function bruteForceSuite(makeStores: () => StoreFactory, adapters: readonly Adap
   it.each(adapters)(
     'RFC 6749 2.3 / 10.10: a public client is never locked out on %s: 30 Basic passwords for it from 127.0.0.9 are each a 401, and it exchanges its codes from 127.0.0.9 and 127.0.0.1',
     async (adapter) => {
-      const host = await hostOn(adapter, stores.open());
+      const host = await sequentialHostOn(adapter, stores.open());
       const passwords = await concurrently(30, (i) => token(host, GUESSER, { grant_type: 'refresh_token', refresh_token: 'x' }, basic(PUBLIC.id, `${WRONG}-${i}`)));
       expect(tally(passwords)).toEqual({ 401: 30 });
       for (const from of [GUESSER, LEGITIMATE]) {
@@ -146,13 +158,13 @@ function bruteForceSuite(makeStores: () => StoreFactory, adapters: readonly Adap
   it.each(adapters)(
     'RFC 6749 10.10 / RFC 6585 4: 200 concurrent wrong secrets from one address on %s run exactly 10 secret checks; the rest get 429 with Retry-After',
     async (adapter) => {
-      const host = await hostOn(adapter, stores.open());
+      const host = await burstHostOn(adapter, stores.open());
       expect(tally(await concurrently(BURST, () => attempt(host, GUESSER, WRONG)))).toEqual({ 401: LIMIT, 429: BURST - LIMIT });
     },
   );
 
   it('RFC 6749 10.10: one address trying 150 client ids at once gets 100 secret checks, then 429 for any client; other addresses are not slowed', async () => {
-    const host = await hostOn('koa', stores.open());
+    const host = await burstHostOn('koa', stores.open());
     const spray = await concurrently(150, (i) => attempt(host, GUESSER, WRONG, `unknown-client-${i}`));
     expect(tally(spray)).toEqual({ 401: ADDRESS_LIMIT, 429: 150 - ADDRESS_LIMIT });
     expect((await attempt(host, GUESSER, CONFIDENTIAL.secret)).status).toBe(429);
@@ -162,7 +174,7 @@ function bruteForceSuite(makeStores: () => StoreFactory, adapters: readonly Adap
 
   it('RFC 6749 10.10: wrong secrets for one client id from 30 addresses (the clientIp option) each get their check, and lock nobody out', async () => {
     const host = await startHost('express', {
-      oauth: { store: stores.open(), clients: await clients(), storeTimeoutMs: 30_000 },
+      oauth: { store: stores.open(), clients: await sequentialClients(), storeTimeoutMs: 30_000 },
       platform: { clientIp: (request) => header(request, 'x-test-ip') },
     });
     const from = (ip: string, secret: string) =>
@@ -174,7 +186,7 @@ function bruteForceSuite(makeStores: () => StoreFactory, adapters: readonly Adap
 
   it('RFC 6749 10.10: IPv6 callers count by their /56 network: guesses from fresh addresses in one /56 are slowed, another /56 is answered', async () => {
     const host = await startHost('koa', {
-      oauth: { store: stores.open(), clients: await clients(), storeTimeoutMs: 30_000 },
+      oauth: { store: stores.open(), clients: await sequentialClients(), storeTimeoutMs: 30_000 },
       platform: { clientIp: (request) => header(request, 'x-test-ip') },
     });
     const from = (ip: string, secret: string) =>
@@ -184,12 +196,12 @@ function bruteForceSuite(makeStores: () => StoreFactory, adapters: readonly Adap
   });
 
   it('RFC 6749 2.3.1 / 5.2: 200 concurrent attempts with an unknown client id get the same answers: 10 checks, then 429', async () => {
-    const host = await hostOn('koa', stores.open());
+    const host = await burstHostOn('koa', stores.open());
     expect(tally(await concurrently(BURST, () => attempt(host, GUESSER, WRONG, 'no-such-client')))).toEqual({ 401: LIMIT, 429: BURST - LIMIT });
   });
 
   it("RFC 6749 10.10: the real client's successes between guesses neither reset the guesser's count nor lock the real client out", async () => {
-    const host = await hostOn('connect', stores.open());
+    const host = await sequentialHostOn('connect', stores.open());
     const guesses: Answer[] = [];
     const real: Answer[] = [];
     for (let i = 0; i < 30; i++) {
@@ -202,7 +214,7 @@ function bruteForceSuite(makeStores: () => StoreFactory, adapters: readonly Adap
   });
 
   it('RFC 6749 10.10: past the limit the right secret is a 429 too, even one this process verified a moment ago: the guesser learns nothing', async () => {
-    const host = await hostOn('express', stores.open());
+    const host = await sequentialHostOn('express', stores.open());
     // The real client authenticates first, so the process remembers its secret.
     expect((await attempt(host, LEGITIMATE, CONFIDENTIAL.secret)).status).toBe(400);
     expect(tally(await sequentially(LIMIT + 4, () => attempt(host, GUESSER, WRONG)))).toEqual({ 401: LIMIT, 429: 4 });
@@ -211,7 +223,7 @@ function bruteForceSuite(makeStores: () => StoreFactory, adapters: readonly Adap
   });
 
   it("RFC 6749 10.10: a caller's successes do not reset the failures of its own address across client ids", async () => {
-    const host = await hostOn('express', stores.open(), { addressFailures: LIMIT });
+    const host = await sequentialHostOn('express', stores.open(), { addressFailures: LIMIT });
     for (let i = 0; i < LIMIT - 1; i++) expect((await attempt(host, GUESSER, WRONG, `unknown-${i}`)).status).toBe(401);
     for (let i = 0; i < 3; i++) expect((await attempt(host, GUESSER, CONFIDENTIAL.secret)).status).toBe(400);
     expect((await attempt(host, GUESSER, WRONG, 'other-unknown')).status).toBe(401);
@@ -227,12 +239,12 @@ describe('brute force on client authentication with the memory store', SLOW, () 
   it('a store failure while the client is looked up is a 503 (RFC 6749 5.2 temporarily_unavailable), not a failed authentication', async () => {
     const memory = createMemoryOAuthStore();
     // Registered in the store (configured clients never need it).
-    const confidential = (await clients()).find((client) => client.id === CONFIDENTIAL.id)!;
+    const confidential = (await sequentialClients()).find((client) => client.id === CONFIDENTIAL.id)!;
     const stored = { ...confidential, id: 'stored-client', name: 'Stored', scopes: ['openid'], grants: ['authorization_code' as const, 'refresh_token' as const] };
     await memory.saveClient(stored);
     let failures = 0;
     const store: OAuthStore = { ...memory, getClient: (id) => (failures-- > 0 ? Promise.reject(new Error('store down')) : memory.getClient(id)) };
-    const host = await hostOn('express', store);
+    const host = await sequentialHostOn('express', store);
     failures = LIMIT + 2;
     for (let i = 0; i < LIMIT + 2; i++) {
       const res = await attempt(host, GUESSER, CONFIDENTIAL.secret, stored.id);
@@ -258,7 +270,7 @@ function sharedStoreSuite(makeStores: () => StoreFactory) {
     });
 
     it('RFC 6749 10.10: wrong secrets from one address sent to each in turn get exactly 10 checks between them; the right secret from another address is answered by both', async () => {
-      const hosts = [await hostOn('express', stores.open()), await hostOn('koa', stores.open())];
+      const hosts = [await sequentialHostOn('express', stores.open()), await sequentialHostOn('koa', stores.open())];
       const guesses = await sequentially(30, (i) => attempt(hosts[i % 2]!, GUESSER, WRONG));
       expect(tally(guesses)).toEqual({ 401: LIMIT, 429: 30 - LIMIT });
       expect(guesses.slice(0, LIMIT).map((res) => res.status)).toEqual(Array(LIMIT).fill(401));
@@ -266,12 +278,12 @@ function sharedStoreSuite(makeStores: () => StoreFactory) {
     });
 
     it('RFC 6749 10.10 / RFC 6585 4: 200 concurrent wrong secrets from one address spread over both get exactly 10 checks between them', async () => {
-      const hosts = [await hostOn('express', stores.open()), await hostOn('connect', stores.open())];
+      const hosts = [await burstHostOn('express', stores.open()), await burstHostOn('connect', stores.open())];
       expect(tally(await concurrently(BURST, (i) => attempt(hosts[i % 2]!, GUESSER, WRONG)))).toEqual({ 401: LIMIT, 429: BURST - LIMIT });
     });
 
     it('RFC 6749 10.10: 150 client ids tried at once from one address, spread over both, get 100 checks between them', async () => {
-      const hosts = [await hostOn('express', stores.open()), await hostOn('koa', stores.open())];
+      const hosts = [await burstHostOn('express', stores.open()), await burstHostOn('koa', stores.open())];
       const spray = await concurrently(150, (i) => attempt(hosts[i % 2]!, GUESSER, WRONG, `unknown-client-${i}`));
       expect(tally(spray)).toEqual({ 401: ADDRESS_LIMIT, 429: 150 - ADDRESS_LIMIT });
     });

@@ -21,14 +21,22 @@ export interface CrossSiteOptions {
 
 export type CrossSiteCheck = (request: PlatformRequest) => void;
 
-/** The Origin header parsed; undefined for `null` (an opaque origin) and anything unparsable. */
+/**
+ * The Origin header parsed; undefined for `null` (an opaque origin), anything unparsable, and
+ * anything a browser never sends as an origin (RFC 6454 7.1: scheme, host and port only), such as
+ * `https://user@host`, whose userinfo the URL parser would silently drop.
+ */
 function parsedOrigin(value: string): URL | undefined {
   try {
-    return new URL(value);
+    const url = new URL(value);
+    return url.origin === value.toLowerCase() ? url : undefined;
   } catch {
     return undefined;
   }
 }
+
+/** Fetch Metadata Request Headers (W3C), 2.1: only these say the page is this origin's, or none (typed, bookmarked). */
+const OWN_SITES: ReadonlySet<string> = new Set(['same-origin', 'none']);
 
 export function crossSiteCheck({ publicUrl, allowedOrigins }: CrossSiteOptions): CrossSiteCheck {
   const publicOrigin = publicUrl === undefined ? undefined : new URL(publicUrl).origin;
@@ -41,9 +49,9 @@ export function crossSiteCheck({ publicUrl, allowedOrigins }: CrossSiteOptions):
     if (origin !== undefined && allowed.has(origin)) return undefined;
     const parsed = origin === undefined ? undefined : parsedOrigin(origin);
     if (origin !== undefined && !(parsed && own(parsed, request))) return `its Origin (${origin.slice(0, 100)}) is not this site's`;
-    // Fetch Metadata Request Headers (W3C), 2.1: `same-site` is a sibling subdomain, still not this origin.
+    // `same-site` is a sibling subdomain, still not this origin; a value this check does not know is refused too.
     const site = header(request, 'sec-fetch-site');
-    if (site === 'cross-site' || site === 'same-site') return `the browser says it comes from another site (Sec-Fetch-Site: ${site})`;
+    if (site !== undefined && !OWN_SITES.has(site.trim().toLowerCase())) return `the browser says it comes from another site (Sec-Fetch-Site: ${site.slice(0, 40)})`;
     return undefined;
   };
 

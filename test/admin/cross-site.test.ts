@@ -57,10 +57,15 @@ describe.each(ADAPTER_NAMES)('admin writes from other sites on %s', (adapter) =>
       // Fetch Metadata alone (Origin withheld), and a sibling subdomain.
       { cookie: COOKIE, 'sec-fetch-site': 'cross-site', 'content-type': 'text/plain' },
       { cookie: COOKIE, 'sec-fetch-site': 'same-site', 'content-type': 'application/json' },
+      // Header values compare without regard to case, and a value the check does not know is not this site's.
+      { cookie: COOKIE, 'sec-fetch-site': 'Cross-Site', 'content-type': 'application/json' },
+      { cookie: COOKIE, 'sec-fetch-site': 'elsewhere', 'content-type': 'application/json' },
       // Origin alone, an opaque one (a sandboxed frame), and one that only starts like this host.
       { cookie: COOKIE, origin: ATTACKER },
       { cookie: COOKIE, origin: 'null' },
       { cookie: COOKIE, origin: `${host.origin}.attacker.example` },
+      // RFC 6454 7.1: an origin has no userinfo; the URL parser would drop `attacker@` and see this host.
+      { cookie: COOKIE, origin: host.origin.replace('://', '://attacker@') },
     ];
     for (const headers of variants) {
       const res = await host.http().post(`/admin/clients/${id}/secret`).set(headers).send(headers['content-type'] ? 'x=1' : undefined);

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { errorEnvelope } from '../core/envelope.js';
 import { header, jsonResponse, type PlatformRequest } from '../core/http.js';
 import type { Route } from '../core/router.js';
-import type { DocumentedRoute } from './guarded-doc.js';
+import type { DocumentedRoute } from '../guard/guarded-doc.js';
 import { apiDocument, documentPaths, type ApiDocumentInfo, type DocumentedPaths, type PathItem } from './document.js';
 
 export interface ApiDocumentSource {

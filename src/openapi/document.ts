@@ -4,7 +4,7 @@
  * endpoint, so the document lists exactly the routes the platform answers.
  */
 import type { ResponseHeaderName, RouteDoc, RouteResponseDoc, SecuritySchemeName } from '../core/route-doc.js';
-import type { DocumentedRoute } from './guarded-doc.js';
+import type { DocumentedRoute } from '../guard/guarded-doc.js';
 import { jsonSchemaOf, type JsonSchema } from './json-schema.js';
 import { securitySchemes } from './security.js';
 

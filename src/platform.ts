@@ -14,7 +14,7 @@ import type { ResolvedCourierOptions } from './courier/options.js';
 import { courierErrorFormatter, courierRoutes } from './courier/proxy.js';
 import { resolveSigner } from './courier/signing.js';
 import { createHttpTransport, type CourierTransport } from './courier/transport.js';
-import { createInProcessSandboxTransport } from './courier/sandbox-transport.js';
+import { createInProcessSandboxTransport } from './sandbox-transport.js';
 import { createUsageRecorder, recordingTelemetry, type UsageRecorder } from './history/recorder.js';
 import { createOAuth } from './oauth/setup.js';
 import { apiDocumentRoute } from './openapi/document-route.js';

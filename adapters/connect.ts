@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isThenable, type MaybePromise } from '../src/core/maybe-promise.js';
-import type { GuardVerdict } from '../src/openapi/guard.js';
+import type { GuardVerdict } from '../src/guard/guard.js';
 import { createPlatform, type Platform } from '../src/platform.js';
 import type { CourierPlatformOptions } from '../src/options.js';
 import type { QuotaIdentity } from '../src/quota/index.js';
-import type { GuardedRouteDoc } from '../src/openapi/guarded-doc.js';
+import type { GuardedRouteDoc } from '../src/guard/guarded-doc.js';
 import { requireGuard } from './guard.js';
 import { fromNodeRequest, guardRequestOf, pathOf, socketAddress, writeNodeResponse, type ClientAddress } from './node.js';
 

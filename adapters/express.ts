@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler } from 'express';
-import type { GuardedRouteDoc } from '../src/openapi/guarded-doc.js';
+import type { GuardedRouteDoc } from '../src/guard/guarded-doc.js';
 import { createPlatform, type Platform } from '../src/platform.js';
 import type { CourierPlatformOptions } from '../src/options.js';
 import type { QuotaIdentity } from '../src/quota/index.js';

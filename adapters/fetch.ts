@@ -1,7 +1,7 @@
 import { configurationError } from '../src/core/errors.js';
 import type { HeaderValue, PlatformRequest, PlatformResponse } from '../src/core/http.js';
 import { isThenable } from '../src/core/maybe-promise.js';
-import type { GuardedRouteDoc } from '../src/openapi/guarded-doc.js';
+import type { GuardedRouteDoc } from '../src/guard/guarded-doc.js';
 import { createPlatform, type Platform } from '../src/platform.js';
 import type { CourierPlatformOptions } from '../src/options.js';
 import type { QuotaIdentity } from '../src/quota/index.js';

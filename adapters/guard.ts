@@ -1,5 +1,5 @@
 import { configurationError } from '../src/core/errors.js';
-import type { GuardedRouteDoc } from '../src/openapi/guarded-doc.js';
+import type { GuardedRouteDoc } from '../src/guard/guarded-doc.js';
 import type { Platform } from '../src/platform.js';
 
 /**

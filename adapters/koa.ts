@@ -2,7 +2,7 @@ import type { Context, Middleware } from 'koa';
 import type { PlatformResponse } from '../src/core/http.js';
 import { createPlatform, type Platform } from '../src/platform.js';
 import type { CourierPlatformOptions } from '../src/options.js';
-import type { GuardedRouteDoc } from '../src/openapi/guarded-doc.js';
+import type { GuardedRouteDoc } from '../src/guard/guarded-doc.js';
 import { requireGuard } from './guard.js';
 import { fromNodeRequest, guardRequestOf } from './node.js';
 

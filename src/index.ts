@@ -3,7 +3,7 @@ export type { AdminOptions, ApiDocumentOptions, CourierOptions, CourierPlatformO
 export type { QuotaEvent } from './quota/events.js';
 export type { AdminDecision } from './admin/options.js';
 export type { RouteDoc, RouteBodyDoc, RouteResponseDoc, ResponseHeaderName, SecuritySchemeName } from './core/route-doc.js';
-export type { GuardedRouteDoc } from './openapi/guarded-doc.js';
+export type { GuardedRouteDoc } from './guard/guarded-doc.js';
 export type { PlatformRequest, PlatformResponse, HeaderValue } from './core/http.js';
 export type { Envelope } from './core/envelope.js';
 export type { Logger, LogFields } from './core/logger.js';
@@ -73,7 +73,7 @@ export {
 } from './oauth/store/index.js';
 export type { HistoryOptions } from './history/options.js';
 export type { HistoryPoint, HistoryQuery, HistoryRetention, HistoryStep, HourCount, UsageHistoryStore } from './history/types.js';
-export type { GuardVerdict } from './openapi/guard.js';
+export type { GuardVerdict } from './guard/guard.js';
 export {
   createQuotaService,
   guardVerdict,

@@ -14,12 +14,12 @@ import type { ResolvedCourierOptions } from './courier/options.js';
 import { courierErrorFormatter, courierRoutes } from './courier/proxy.js';
 import { resolveSigner } from './courier/signing.js';
 import { createHttpTransport, type CourierTransport } from './courier/transport.js';
-import { createInProcessSandboxTransport } from './courier/sandbox-transport.js';
+import { createInProcessSandboxTransport } from './sandbox-transport.js';
 import { createUsageRecorder, recordingTelemetry, type UsageRecorder } from './history/recorder.js';
 import { createOAuth } from './oauth/setup.js';
 import { apiDocumentRoute } from './openapi/document-route.js';
-import { guardedRoutes, type GuardedRouteDoc } from './openapi/guarded-doc.js';
-import { getQuotaRoute, guardRequest, type GuardVerdict } from './openapi/guard.js';
+import { guardedRoutes, type GuardedRouteDoc } from './guard/guarded-doc.js';
+import { getQuotaRoute, guardRequest, type GuardVerdict } from './guard/guard.js';
 import { checkOptions, type CourierPlatformOptions, type PlatformEvent } from './options.js';
 import { buildQuotaService, resolveQuotaConfig, type TokenVerifier } from './quota/index.js';
 

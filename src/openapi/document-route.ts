@@ -3,8 +3,7 @@ import { z } from 'zod';
 import { errorEnvelope } from '../core/envelope.js';
 import { header, jsonResponse, type PlatformRequest } from '../core/http.js';
 import type { Route } from '../core/router.js';
-import type { DocumentedRoute } from './guarded-doc.js';
-import { apiDocument, documentPaths, type ApiDocumentInfo, type DocumentedPaths, type PathItem } from './document.js';
+import { apiDocument, documentPaths, type ApiDocumentInfo, type DocumentedPaths, type DocumentedRoute, type PathItem } from './document.js';
 
 export interface ApiDocumentSource {
   /** The route table and the host's guarded routes; read again only when more were described. */

@@ -4,11 +4,14 @@
  * endpoint, so the document lists exactly the routes the platform answers.
  */
 import type { ResponseHeaderName, RouteDoc, RouteResponseDoc, SecuritySchemeName } from '../core/route-doc.js';
-import type { DocumentedRoute } from './guarded-doc.js';
+import type { Route } from '../core/router.js';
 import { jsonSchemaOf, type JsonSchema } from './json-schema.js';
 import { securitySchemes } from './security.js';
 
 export type PathItem = Record<string, unknown>;
+
+/** `fromRoot`: a host route, whose path counts from the server's root, not from where the platform is mounted. */
+export type DocumentedRoute = Pick<Route, 'method' | 'path' | 'doc'> & { fromRoot?: true };
 
 export interface ApiDocumentInfo {
   title: string;

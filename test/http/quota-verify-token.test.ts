@@ -16,7 +16,7 @@ import { courierPlatform as expressPlatform } from '../../adapters/express.js';
 import { courierPlatform as koaPlatform } from '../../adapters/koa.js';
 import { silentLogger } from '../../src/core/logger.js';
 import type { QuotaIdentity } from '../../src/quota/index.js';
-import type { TokenVerifier } from '../../src/openapi/guard.js';
+import type { TokenVerifier } from '../../src/guard/guard.js';
 import { ADAPTER_NAMES, type AdapterName } from '../support/oauth.js';
 import { serve, type Served } from '../support/net.js';
 

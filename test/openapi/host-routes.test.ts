@@ -11,7 +11,7 @@ import { courierPlatform as expressPlatform } from '../../adapters/express.js';
 import { courierPlatform as koaPlatform } from '../../adapters/koa.js';
 import { ConfigurationError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/core/logger.js';
-import type { GuardedRouteDoc } from '../../src/openapi/guarded-doc.js';
+import type { GuardedRouteDoc } from '../../src/guard/guarded-doc.js';
 import type { CourierPlatformOptions } from '../../src/options.js';
 import { serve, type Served } from '../support/net.js';
 import { fetchDocument } from './support.js';

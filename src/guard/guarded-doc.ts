@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { envelopeError } from '../core/envelope.js';
 import { configurationError } from '../core/errors.js';
 import type { RouteDoc, RouteResponseDoc } from '../core/route-doc.js';
-import type { Route } from '../core/router.js';
+import type { DocumentedRoute } from '../openapi/document.js';
 
 /** What `platform.quota(apiPath, doc)` says of the host's route. */
 export interface GuardedRouteDoc extends Omit<RouteDoc, 'tag' | 'security' | 'credentialsOptional'> {
@@ -14,9 +14,6 @@ export interface GuardedRouteDoc extends Omit<RouteDoc, 'tag' | 'security' | 'cr
   /** Default `openapi`. */
   tag?: string;
 }
-
-/** `fromRoot`: a host route, whose path counts from the server's root, not from where the platform is mounted. */
-export type DocumentedRoute = Pick<Route, 'method' | 'path' | 'doc'> & { fromRoot?: true };
 
 const quotaExceededData = z.object({ api_path: z.string(), period: z.enum(['minute', 'day', 'month']), reset_at: z.iso.datetime() });
 

@@ -212,7 +212,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
       } catch (error) {
         if (error instanceof PlatformError) return match.route.formatError(error);
         logger.error({ path: request.path, err: error }, 'unexpected error while handling a platform request');
-        return match.route.formatError(new PlatformError(500, 'internal_error', 'Internal error; the platform log has details'));
+        return match.route.formatError(new PlatformError('internal_error', 'Internal error; the platform log has details'));
       }
     },
   };

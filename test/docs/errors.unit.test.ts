@@ -2,7 +2,7 @@
  * docs/errors.md against the code: every code the library can carry is documented, and each
  * error class is answered with the status the page gives its code.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
@@ -27,10 +27,12 @@ import {
 import { errorEnvelope } from '../../src/core/envelope.js';
 import { StoreBusyError } from '../../src/core/store-errors.js';
 import { ERROR_CODES } from '../../src/error-codes.js';
+import * as mainEntry from '../../src/index.js';
 import { OAUTH_ERROR_CODES, OAuthUnavailableError } from '../../src/oauth/errors.js';
 import { QuotaExceededError, QuotaStoreError, QuotaStoreTimeoutError, QuotaStoreUnavailableError } from '../../src/quota/errors.js';
 
-const page = readFileSync(fileURLToPath(new URL('../../docs/errors.md', import.meta.url)), 'utf8');
+const docs = fileURLToPath(new URL('../../docs/', import.meta.url));
+const page = readFileSync(`${docs}errors.md`, 'utf8');
 
 /** The code and status cells of the table under a `## heading`. */
 function table(heading: string): Map<string, string> {
@@ -101,5 +103,22 @@ describe('every HTTP error class is answered with the status docs/errors.md give
 
   it('covers every code of the table', () => {
     expect(new Set(samples.map((error) => error.code))).toEqual(new Set(Object.keys(PLATFORM_ERROR_STATUS)));
+  });
+});
+
+describe('the main entry exports every error class the docs name', () => {
+  const pages = [...readdirSync(docs).filter((file) => file.endsWith('.md')).map((file) => `${docs}${file}`), fileURLToPath(new URL('../../README.md', import.meta.url))];
+  const named = new Set(pages.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/`([A-Z][A-Za-z]*Error)`/g)].map((match) => match[1]!)));
+  // TypeError and its kin are JavaScript's own.
+  const ours = [...named].filter((name) => !(name in globalThis)).sort();
+
+  it('finds the classes on docs/errors.md', () => {
+    expect(ours).toEqual(expect.arrayContaining(['ConfigurationError', 'PlatformError', 'StoreFailedError', 'StoreUnavailableError']));
+  });
+
+  it.each(ours)('%s', (name) => {
+    const exported: unknown = (mainEntry as Record<string, unknown>)[name];
+    expect(exported, `courier-platform exports ${name}`).toBeTypeOf('function');
+    expect((exported as { prototype: unknown }).prototype).toBeInstanceOf(Error);
   });
 });

@@ -6,8 +6,9 @@
  *   as the envelope (`{ code: 1, message, data }`) or as RFC 6749 JSON on /oauth, so adapters
  *   never format errors and no stack trace reaches a response.
  * - `ConfigurationError` is a mistake in the host's code: a bad option, client record or
- *   argument. It extends TypeError and is thrown when the mistake is made (at `courierPlatform()`,
- *   by a store's `saveClient`), never answered over HTTP.
+ *   argument. It extends TypeError and is thrown when the mistake is made (at `courierPlatform()`
+ *   and the other factories, by a store's `saveClient`, by a call such as
+ *   `platform.revokeGrants()` with an argument it cannot use), never answered over HTTP.
  */
 
 /**

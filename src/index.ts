@@ -23,6 +23,7 @@ export {
   TooManyFailuresError,
   UpstreamError,
   UpstreamTimeoutError,
+  StoreUnavailableError,
   PLATFORM_ERROR_STATUS,
   type PlatformErrorCode,
   type ConfigurationErrorCode,

@@ -4,7 +4,7 @@ import { eventEmitter } from './core/events.js';
 import { noTelemetry } from './core/telemetry.js';
 import { createPrometheusTelemetry } from './metrics/prometheus.js';
 import { systemClock } from './core/clock.js';
-import { PlatformError } from './core/errors.js';
+import { configurationError, PlatformError } from './core/errors.js';
 import type { PlatformRequest, PlatformResponse } from './core/http.js';
 import { consoleLogger, safeLogger, type Logger } from './core/logger.js';
 import type { MaybePromise } from './core/maybe-promise.js';
@@ -105,7 +105,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
   let verifyToken: TokenVerifier | undefined;
   let oauthIssuer: ((request: PlatformRequest) => string) | undefined;
   let revokeGrants: Platform['revokeGrants'] = async () => {
-    throw new TypeError('platform.revokeGrants needs the OAuth server, which is off (oauth: false)');
+    throw configurationError('invalid_option', 'oauth', 'platform.revokeGrants needs the OAuth server, which is off (oauth: false)');
   };
   if (options.oauth !== false) {
     const oauth = createOAuth(options.oauth, { now, logger, bodyLimit, clientIp, telemetry, emit });
@@ -212,7 +212,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
       } catch (error) {
         if (error instanceof PlatformError) return match.route.formatError(error);
         logger.error({ path: request.path, err: error }, 'unexpected error while handling a platform request');
-        return match.route.formatError(new PlatformError(500, 'internal_error', 'Internal error; the platform log has details'));
+        return match.route.formatError(new PlatformError('internal_error', 'Internal error; the platform log has details'));
       }
     },
   };

@@ -6,11 +6,15 @@
  *   as the envelope (`{ code: 1, message, data }`) or as RFC 6749 JSON on /oauth, so adapters
  *   never format errors and no stack trace reaches a response.
  * - `ConfigurationError` is a mistake in the host's code: a bad option, client record or
- *   argument. It extends TypeError and is thrown when the mistake is made (at `courierPlatform()`,
- *   by a store's `saveClient`), never answered over HTTP.
+ *   argument. It extends TypeError and is thrown when the mistake is made (at `courierPlatform()`
+ *   and the other factories, by a store's `saveClient`, by a call such as
+ *   `platform.revokeGrants()` with an argument it cannot use), never answered over HTTP.
  */
 
-/** Codes of errors answered over HTTP, with the status each is answered with. */
+/**
+ * Codes of errors answered over HTTP, with the status each is answered with: the one table a
+ * `PlatformError` takes its status from (docs/errors.md#http-errors).
+ */
 export const PLATFORM_ERROR_STATUS = {
   invalid_request: 400,
   forbidden_field: 400,
@@ -53,6 +57,10 @@ export interface PlatformErrorInit {
   cause?: unknown;
 }
 
+/**
+ * An answer of the platform. Its `status` is the one PLATFORM_ERROR_STATUS gives its `code`, so
+ * the two never disagree: a new kind of answer is a new code in that table.
+ */
 export class PlatformError extends Error {
   readonly code: PlatformErrorCode;
   readonly status: number;
@@ -60,10 +68,10 @@ export class PlatformError extends Error {
   readonly data: unknown;
   readonly headers: Record<string, string>;
 
-  constructor(status: number, code: PlatformErrorCode, message: string, init: PlatformErrorInit = {}) {
+  constructor(code: PlatformErrorCode, message: string, init: PlatformErrorInit = {}) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
     this.name = new.target.name;
-    this.status = status;
+    this.status = PLATFORM_ERROR_STATUS[code];
     this.code = code;
     this.data = init.data ?? null;
     this.headers = init.headers ?? {};
@@ -111,53 +119,53 @@ export class ValidationError extends PlatformError {
     const first = issues[0];
     const summary = first ? `${first.field}: ${first.message}` : 'invalid request';
     const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
-    super(400, 'invalid_request', `Validation failed: ${summary}${more}`, { data: { errors: issues } });
+    super('invalid_request', `Validation failed: ${summary}${more}`, { data: { errors: issues } });
     this.issues = issues;
   }
 }
 
 export class BadRequestError extends PlatformError {
   constructor(message: string, code: 'invalid_request' | 'forbidden_field' = 'invalid_request') {
-    super(400, code, message);
+    super(code, message);
   }
 }
 
 export class UnauthorizedError extends PlatformError {
   constructor(message: string, challenge?: string) {
-    super(401, 'unauthorized', message, challenge ? { headers: { 'www-authenticate': challenge } } : {});
+    super('unauthorized', message, challenge ? { headers: { 'www-authenticate': challenge } } : {});
   }
 }
 
 /** The caller is known but may not do this (the admin API's operator check said no). */
 export class ForbiddenError extends PlatformError {
   constructor(message: string) {
-    super(403, 'forbidden', message);
+    super('forbidden', message);
   }
 }
 
 /** Too many failed credentials from one client address (wrong admin tokens): wait `retryAfter` seconds. */
 export class TooManyFailuresError extends PlatformError {
   constructor(message: string, retryAfter: number) {
-    super(429, 'too_many_failures', message, { headers: { 'retry-after': String(retryAfter) } });
+    super('too_many_failures', message, { headers: { 'retry-after': String(retryAfter) } });
   }
 }
 
 /** The request is well formed but clashes with what exists (a configured client changed through the admin API). */
 export class ConflictError extends PlatformError {
   constructor(message: string) {
-    super(409, 'conflict', message);
+    super('conflict', message);
   }
 }
 
 export class NotFoundError extends PlatformError {
   constructor(message: string) {
-    super(404, 'not_found', message);
+    super('not_found', message);
   }
 }
 
 export class MethodNotAllowedError extends PlatformError {
   constructor(allowed: readonly string[]) {
-    super(405, 'method_not_allowed', `Method not allowed; use ${allowed.join(' or ')}`, {
+    super('method_not_allowed', `Method not allowed; use ${allowed.join(' or ')}`, {
       headers: { allow: allowed.join(', ') },
     });
   }
@@ -165,13 +173,13 @@ export class MethodNotAllowedError extends PlatformError {
 
 export class PayloadTooLargeError extends PlatformError {
   constructor(limit: number) {
-    super(413, 'payload_too_large', `Request body is larger than the limit of ${limit} bytes`);
+    super('payload_too_large', `Request body is larger than the limit of ${limit} bytes`);
   }
 }
 
 export class UnsupportedMediaTypeError extends PlatformError {
   constructor(message: string) {
-    super(415, 'unsupported_media_type', message);
+    super('unsupported_media_type', message);
   }
 }
 
@@ -181,19 +189,19 @@ export class UnsupportedMediaTypeError extends PlatformError {
  */
 export class HostCallbackError extends PlatformError {
   constructor(message: string, cause?: unknown) {
-    super(500, 'host_callback_failed', message, { cause });
+    super('host_callback_failed', message, { cause });
   }
 }
 
 export class UpstreamError extends PlatformError {
   constructor(message: string, cause?: unknown) {
-    super(502, 'upstream_error', message, { cause });
+    super('upstream_error', message, { cause });
   }
 }
 
 export class UpstreamTimeoutError extends PlatformError {
   constructor(timeoutMs: number, cause?: unknown) {
-    super(504, 'upstream_timeout', `The courier platform did not answer within ${timeoutMs} ms`, { cause });
+    super('upstream_timeout', `The courier platform did not answer within ${timeoutMs} ms`, { cause });
   }
 }
 
@@ -206,7 +214,7 @@ export class StoreUnavailableError extends PlatformError {
   readonly store: string;
 
   constructor(store: string, cause?: unknown) {
-    super(503, 'store_unavailable', 'The service is temporarily unavailable; retry shortly', { cause, headers: { 'retry-after': '1' } });
+    super('store_unavailable', 'The service is temporarily unavailable; retry shortly', { cause, headers: { 'retry-after': '1' } });
     this.store = store;
   }
 }

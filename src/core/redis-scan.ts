@@ -3,6 +3,7 @@
  * deleted client's grants): SCAN on a Redis, on every master of a Cluster. Never on a request's
  * hot path.
  */
+import { configurationError } from './errors.js';
 
 /** What a scan needs beyond the stores' RedisLike: an ioredis Redis or Cluster has it. */
 interface ScanningClient {
@@ -21,7 +22,7 @@ export async function scanKeys(client: unknown, pattern: string): Promise<string
   const nodes = typeof scanning.nodes === 'function' ? scanning.nodes('master') : [scanning];
   const keys: string[] = [];
   for (const node of nodes) {
-    if (typeof node.scan !== 'function') throw new TypeError('listing keys needs a Redis client with SCAN (an ioredis Redis or Cluster)');
+    if (typeof node.scan !== 'function') throw configurationError('invalid_option', 'client', 'listing keys needs a Redis client with SCAN (an ioredis Redis or Cluster)');
     let cursor = '0';
     do {
       const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);

@@ -1,5 +1,5 @@
 import type { PlatformRequest, PlatformResponse } from './http.js';
-import { MethodNotAllowedError, NotFoundError, PlatformError } from './errors.js';
+import { configurationError, MethodNotAllowedError, NotFoundError, PlatformError } from './errors.js';
 import type { RouteDoc } from './route-doc.js';
 
 /** The values of a route's `:name` segments, decoded. */
@@ -80,7 +80,7 @@ export class Router {
 
   add(route: Route): void {
     const byMethod = this.byMethodFor(route.path);
-    if (byMethod.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
+    if (byMethod.has(route.method)) throw configurationError('invalid_argument', 'route', `${route.method} ${route.path} is added twice`);
     byMethod.set(route.method, route);
   }
 
@@ -100,7 +100,7 @@ export class Router {
       this.routes.set(path, byMethod);
       return byMethod;
     }
-    if (!this.namespaces.some((ns) => path.startsWith(ns.under))) throw new Error(`route ${path} has parameters but lies in no namespace`);
+    if (!this.namespaces.some((ns) => path.startsWith(ns.under))) throw configurationError('invalid_argument', 'route', `${path} has parameters but lies in no namespace`);
     const segments = path.split('/');
     const existing = this.patterns.find((p) => p.segments.join('/') === path);
     if (existing) return existing.byMethod;

@@ -55,7 +55,7 @@ async function businessInput(request: PlatformRequest, operation: CourierOperati
 function rejectReservedFields(input: Record<string, unknown>): void {
   const sent = RESERVED_FIELDS.filter((field) => Object.hasOwn(input, field));
   if (sent.length > 0) {
-    throw new PlatformError(400, 'forbidden_field', `Do not send ${sent.join(', ')}: the platform adds api, appId, version and sign itself`, {
+    throw new PlatformError('forbidden_field', `Do not send ${sent.join(', ')}: the platform adds api, appId, version and sign itself`, {
       data: { errors: sent.map((field) => ({ field, rule: 'forbidden_field', message: 'is added by the platform' })) },
     });
   }

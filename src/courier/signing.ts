@@ -1,4 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { configurationError } from '../core/errors.js';
 
 /** Every field of the upstream body except `sign`, including api, appId and version. */
 export type SignFields = Readonly<Record<string, unknown>>;
@@ -35,11 +36,12 @@ export const md5Signer: Signer = (fields, appSecret) =>
 export const hmacSha256Signer: Signer = (fields, appSecret) =>
   createHmac('sha256', appSecret).update(canonicalString(fields), 'utf8').digest('hex').toUpperCase();
 
-export function resolveSigner(option: SignerOption = 'md5'): Signer {
+/** `field` is where the caller wrote the option: `courier.signer`, or the sandbox's `signer`. */
+export function resolveSigner(option: SignerOption = 'md5', field = 'courier.signer'): Signer {
   if (typeof option === 'function') return option;
   if (option === 'md5') return md5Signer;
   if (option === 'hmac-sha256') return hmacSha256Signer;
-  throw new TypeError(`courier.signer must be 'md5', 'hmac-sha256' or a function, got ${JSON.stringify(option)}`);
+  throw configurationError('invalid_option', field, `must be 'md5', 'hmac-sha256' or a function, got ${JSON.stringify(option)}`);
 }
 
 /** Constant-time comparison of a received signature with the expected one. */

@@ -69,7 +69,7 @@ export class OAuthProtocolError extends Error {
 /** 503 while the OAuth server could not start (its store is down); `cause` says why. */
 export class OAuthUnavailableError extends PlatformError {
   constructor(cause: unknown) {
-    super(503, 'oauth_unavailable', 'The authorization server is not available yet; try again in a few seconds', { headers: { 'retry-after': '5' }, cause });
+    super('oauth_unavailable', 'The authorization server is not available yet; try again in a few seconds', { headers: { 'retry-after': '5' }, cause });
   }
 }
 

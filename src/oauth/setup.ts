@@ -1,6 +1,6 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { Clock } from '../core/clock.js';
-import { HostCallbackError, PlatformError } from '../core/errors.js';
+import { configurationError, HostCallbackError, PlatformError } from '../core/errors.js';
 import type { PlatformRequest, PlatformResponse } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
 import { isThenable, type MaybePromise } from '../core/maybe-promise.js';
@@ -281,9 +281,8 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     namespace: { prefix: basePath, formatError: json },
     ready: started.first,
     async revokeGrants({ sub, clientId } = {} as { sub: string; clientId: string }) {
-      if (typeof sub !== 'string' || sub === '' || typeof clientId !== 'string' || clientId === '') {
-        throw new TypeError('platform.revokeGrants needs { sub, clientId }, both non-empty strings');
-      }
+      if (typeof sub !== 'string' || sub === '') throw configurationError('invalid_argument', 'sub', 'must be a non-empty string (platform.revokeGrants({ sub, clientId }))');
+      if (typeof clientId !== 'string' || clientId === '') throw configurationError('invalid_argument', 'clientId', 'must be a non-empty string (platform.revokeGrants({ sub, clientId }))');
       const ended = await store.revokeUserGrants(sub, clientId);
       context.emit({ type: 'grant.revoked', clientId, sub });
       return typeof ended === 'number' ? ended : undefined;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { countedAddress } from '../core/client-address.js';
+import { configurationError } from '../core/errors.js';
 import type { PostgresOAuthStore, PostgresRateLimitStore } from './store/postgres.js';
 import type { RedisOAuthStore, RedisRateLimitStore } from './store/redis.js';
 import type { OAuthStore } from './store/types.js';
@@ -65,9 +66,7 @@ function memoryLimiter(base: Limits): LimiterSource {
 function redisLimiter(base: Limits, shared: RedisRateLimitStore): LimiterSource {
   const client = shared.client as Partial<Record<'multi' | 'defineCommand', unknown>>;
   if (typeof client.multi !== 'function' || typeof client.defineCommand !== 'function') {
-    throw new TypeError(
-      'createRedisOAuthStore: the brute-force limits need its client to be an ioredis Redis or Cluster (with multi and defineCommand)',
-    );
+    throw configurationError('invalid_option', 'client', 'the brute-force limits need an ioredis Redis or Cluster (with multi and defineCommand) as the client of createRedisOAuthStore');
   }
   const limiter = Promise.resolve(new RateLimiterRedis({ ...base, storeClient: client, keyPrefix: `${shared.keyPrefix}limits:${base.keyPrefix}` }));
   return () => limiter;
@@ -107,7 +106,7 @@ const secondsUntil = (ms: number) => Math.max(Math.ceil(ms / 1000), 1);
 
 function limitOf(failures: FailureThrottleOptions['failures'], kind: string): number {
   const limit = failures[kind];
-  if (limit === undefined) throw new TypeError(`the brute-force limit has no failures configured for keys of kind ${kind}`);
+  if (limit === undefined) throw configurationError('invalid_argument', 'kind', `the brute-force limit has no failures configured for keys of kind ${kind}`);
   return limit;
 }
 
@@ -214,14 +213,14 @@ export interface LoginThrottleOptions {
 
 function positiveInteger(value: unknown, field: string): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw new TypeError(`createLoginThrottle: ${field} must be a positive integer`);
+    throw configurationError('invalid_option', field, 'must be a positive integer (createLoginThrottle)');
   }
   return value;
 }
 
 function stringArgument(value: unknown, argument: string): string {
   if (typeof value !== 'string') {
-    throw new TypeError(`LoginThrottle.attempt: ${argument} must be a string, got ${Array.isArray(value) ? 'an array' : typeof value}`);
+    throw configurationError('invalid_argument', argument, `must be a string (LoginThrottle.attempt), got ${Array.isArray(value) ? 'an array' : typeof value}`);
   }
   return value;
 }

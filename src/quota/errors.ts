@@ -47,13 +47,13 @@ export function asDependencyError(dependency: QuotaDependency, error: unknown): 
 /** 429: a period of the endpoint's quota is used up; `data` names it and when it resets. */
 export class QuotaExceededError extends PlatformError {
   constructor(message: string, data: unknown, headers: Record<string, string>) {
-    super(429, 'quota_exceeded', message, { data, headers });
+    super('quota_exceeded', message, { data, headers });
   }
 }
 
 /** 503: the store failed and `onStoreError` is `'closed'`, the local queue in front of it is full, or get_quota could not read it. */
 export class QuotaStoreUnavailableError extends PlatformError {
   constructor(cause?: unknown) {
-    super(503, 'quota_store_unavailable', 'The quota service is unavailable; try again in a few seconds', { headers: { 'retry-after': '1' }, cause });
+    super('quota_store_unavailable', 'The quota service is unavailable; try again in a few seconds', { headers: { 'retry-after': '1' }, cause });
   }
 }

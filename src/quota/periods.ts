@@ -16,6 +16,8 @@
  * windows, so the guard's per-call cost is a few comparisons.
  */
 
+import { configurationError } from '../core/errors.js';
+
 export type QuotaPeriod = 'minute' | 'day' | 'month';
 
 /** The periods in the order every API of the quota reports them. */
@@ -46,20 +48,23 @@ const HOUR_MS = 3_600_000;
 const SEARCH_SPAN_MS = 40 * HOUR_MS;
 
 function formatterFor(timeZone: string): Intl.DateTimeFormat {
-  if (typeof timeZone !== 'string' || timeZone.trim() === '') {
-    throw new TypeError(`time zone must be a non-empty IANA name such as "UTC" or "Europe/Berlin", got ${JSON.stringify(timeZone)}`);
+  const expected = `must be an IANA time zone such as "UTC" or "Europe/Berlin", got ${JSON.stringify(timeZone)}`;
+  if (typeof timeZone !== 'string' || timeZone.trim() === '') throw configurationError('invalid_option', 'timeZone', expected);
+  try {
+    return new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
+  } catch (error) {
+    // ICU's RangeError for a zone it does not know.
+    throw configurationError('invalid_option', 'timeZone', expected, error);
   }
-  // Throws a RangeError naming the zone when ICU does not know it.
-  return new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: 'numeric',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: 'numeric',
-    second: 'numeric',
-  });
 }
 
 /**
@@ -78,7 +83,7 @@ export class QuotaCalendar {
   private dayCache: PeriodWindow | undefined;
   private monthCache: PeriodWindow | undefined;
 
-  /** @throws RangeError for a zone ICU does not know, TypeError for a non-string or empty one. */
+  /** @throws ConfigurationError (`invalid_option`, field `timeZone`) for a zone ICU does not know. */
   constructor(timeZone = 'UTC') {
     this.format = formatterFor(timeZone);
     this.timeZone = this.format.resolvedOptions().timeZone;
@@ -149,7 +154,7 @@ export class QuotaCalendar {
       case 'month':
         return this.month(instant);
       default:
-        throw new TypeError(`unknown quota period ${JSON.stringify(period)}`);
+        throw configurationError('invalid_argument', 'period', `must be minute, day or month, got ${JSON.stringify(period)}`);
     }
   }
 
@@ -238,7 +243,7 @@ function mod(value: number, divisor: number): number {
 }
 
 function checkInstant(instant: number): void {
-  if (!Number.isFinite(instant)) throw new RangeError(`instant must be a finite number of ms since the epoch, got ${instant}`);
+  if (!Number.isFinite(instant)) throw configurationError('invalid_argument', 'instant', `must be a finite number of ms since the epoch, got ${instant}`);
 }
 
 /**

@@ -3,6 +3,7 @@
  * operation) and the per-app ledgers. No networking here; `listen()` delegates to server.ts.
  */
 import type { UpstreamEnvelope } from '../courier/operations.js';
+import { configurationError, type ConfigurationError } from '../core/errors.js';
 import { isPlainObject } from '../core/plain-object.js';
 import { resolveSigner, signaturesMatch, type Signer } from '../courier/signing.js';
 import { SandboxCode, SandboxError, show } from './codes.js';
@@ -43,32 +44,37 @@ const BALANCE_KEYS: ReadonlySet<string> = new Set<keyof SandboxBalance>([
   'proxyBalance',
 ]);
 
-function rejectUnknownKeys(value: Record<string, unknown>, known: ReadonlySet<string>, where: string): void {
+/** Option errors name the field the way a caller of createSandbox writes it: `initialBalance.isCredit`. */
+function invalid(field: string, message: string): ConfigurationError {
+  return configurationError('invalid_option', field, `${message} (createSandbox)`);
+}
+
+function rejectUnknownKeys(value: Record<string, unknown>, known: ReadonlySet<string>, under: string): void {
   const unknown = Object.keys(value).filter((key) => !known.has(key));
   if (unknown.length > 0) {
-    throw new TypeError(`${where}: unknown option ${unknown.map((key) => JSON.stringify(key)).join(', ')}; known: ${[...known].join(', ')}`);
+    throw invalid(`${under}${unknown[0]}`, `is not an option; known: ${[...known].join(', ')}`);
   }
 }
 
 function nonNegative(value: unknown, name: string): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new TypeError(`createSandbox: ${name} must be a finite number >= 0, got ${show(value)}`);
+    throw invalid(name, `must be a finite number >= 0, got ${show(value)}`);
   }
   return value;
 }
 
 function resolveBalance(input: unknown): BalanceCents {
   if (input !== undefined && !isPlainObject(input)) {
-    throw new TypeError(`createSandbox: initialBalance must be an object, got ${show(input)}`);
+    throw invalid('initialBalance', `must be an object, got ${show(input)}`);
   }
   const given = input ?? {};
-  rejectUnknownKeys(given, BALANCE_KEYS, 'createSandbox initialBalance');
+  rejectUnknownKeys(given, BALANCE_KEYS, 'initialBalance.');
   const isCredit = given.isCredit ?? 1;
   if (isCredit !== 0 && isCredit !== 1) {
-    throw new TypeError(`createSandbox: initialBalance.isCredit must be 0 or 1, got ${show(isCredit)}`);
+    throw invalid('initialBalance.isCredit', `must be 0 or 1, got ${show(isCredit)}`);
   }
   const creditDays = nonNegative(given.creditDays ?? 30, 'initialBalance.creditDays');
-  if (!Number.isInteger(creditDays)) throw new TypeError('createSandbox: initialBalance.creditDays must be an integer');
+  if (!Number.isInteger(creditDays)) throw invalid('initialBalance.creditDays', 'must be an integer');
   const creditAmount = nonNegative(given.creditAmount ?? 5000, 'initialBalance.creditAmount');
   return {
     isCredit,
@@ -82,23 +88,23 @@ function resolveBalance(input: unknown): BalanceCents {
 
 function resolveOptions(options: SandboxOptions): ResolvedConfig {
   const raw: unknown = options;
-  if (!isPlainObject(raw)) throw new TypeError(`createSandbox: options must be an object, got ${show(raw)}`);
-  rejectUnknownKeys(raw, OPTION_KEYS, 'createSandbox');
+  if (!isPlainObject(raw)) throw invalid('options', `must be an object, got ${show(raw)}`);
+  rejectUnknownKeys(raw, OPTION_KEYS, '');
 
   const apps = options.apps ?? { [SANDBOX_DEFAULT_APP_ID]: SANDBOX_DEFAULT_APP_SECRET };
-  if (!isPlainObject(apps)) throw new TypeError('createSandbox: apps must be an object of appId -> appSecret');
+  if (!isPlainObject(apps)) throw invalid('apps', 'must be an object of appId -> appSecret');
   const secrets = new Map<string, string>();
   for (const [appId, secret] of Object.entries(apps)) {
     if (appId === '' || typeof secret !== 'string' || secret === '') {
       // Name the app, never the secret.
-      throw new TypeError(`createSandbox: apps[${JSON.stringify(appId)}] must be a non-empty appId with a non-empty string secret`);
+      throw invalid(`apps[${JSON.stringify(appId)}]`, 'must be a non-empty appId with a non-empty string secret');
     }
     secrets.set(appId, secret);
   }
-  if (secrets.size === 0) throw new TypeError('createSandbox: apps must hold at least one appId');
+  if (secrets.size === 0) throw invalid('apps', 'must hold at least one appId');
 
   const now = options.now ?? (() => new Date());
-  if (typeof now !== 'function') throw new TypeError('createSandbox: now must be a function returning a Date');
+  if (typeof now !== 'function') throw invalid('now', 'must be a function returning a Date');
 
   const autoConfirmAfterMs =
     options.autoConfirmPreOrdersAfterMs === undefined
@@ -107,12 +113,12 @@ function resolveOptions(options: SandboxOptions): ResolvedConfig {
 
   const maxOrdersPerApp = options.maxOrdersPerApp ?? 50_000;
   if (!Number.isSafeInteger(maxOrdersPerApp) || maxOrdersPerApp < 1) {
-    throw new TypeError(`createSandbox: maxOrdersPerApp must be an integer >= 1, got ${show(maxOrdersPerApp)}`);
+    throw invalid('maxOrdersPerApp', `must be an integer >= 1, got ${show(maxOrdersPerApp)}`);
   }
 
   return {
     secrets,
-    signer: resolveSigner(options.signer ?? 'md5'),
+    signer: resolveSigner(options.signer ?? 'md5', 'signer'),
     now,
     autoConfirmAfterMs,
     initialBalance: Object.freeze(resolveBalance(options.initialBalance)),

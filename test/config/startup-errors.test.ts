@@ -1,7 +1,8 @@
 /**
  * Configuration mistakes fail at `courierPlatform()`, on every adapter, with a ConfigurationError
  * (a TypeError, code `invalid_option`) whose message and `field` name what is wrong; nothing is
- * left to fail later as a 500 on every /oauth route.
+ * left to fail later as a 500 on every /oauth route. A call of the host's that cannot work
+ * (platform.revokeGrants) rejects with one too.
  */
 import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
@@ -123,5 +124,24 @@ describe('quota options: one check, one message, whichever way they come in', ()
     const mounted = configurationErrorOf(() => expressPlatform({ logger: silentLogger, courier: false, oauth: false, quota: { ...quota, verifyToken: () => undefined } }));
     expect(mounted.message).toBe(standalone.message);
     expect(mounted.field).toBe(standalone.field);
+  });
+});
+
+describe("platform.revokeGrants: a mistake in the host's call is a ConfigurationError naming it", () => {
+  it('with the OAuth server off (oauth: false), names oauth', async () => {
+    const { platform } = expressPlatform({ logger: silentLogger, courier: false, oauth: false, quota: false, admin: false });
+    await expect(platform.revokeGrants({ sub: 'user-alice', clientId: CONFIDENTIAL.id })).rejects.toThrow(
+      expect.objectContaining({ name: 'ConfigurationError', code: 'invalid_option', field: 'oauth' }),
+    );
+  });
+
+  it.each([
+    ['sub', { sub: '', clientId: CONFIDENTIAL.id }],
+    ['clientId', { sub: 'user-alice', clientId: 42 }],
+  ])('with a bad %s, names it', async (field, grants) => {
+    const { platform } = expressPlatform({ logger: silentLogger, courier: false, quota: false, admin: false });
+    await expect(platform.revokeGrants(grants as { sub: string; clientId: string })).rejects.toThrow(
+      expect.objectContaining({ name: 'ConfigurationError', code: 'invalid_argument', field }),
+    );
   });
 });

@@ -142,7 +142,7 @@ describe('redaction before the logger', () => {
 
   it("an error's code stays (a system error, a PlatformError), a `code` field anywhere else is masked as an authorization code", () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED', errno: -111 });
-    const answered = new PlatformError(503, 'store_unavailable', 'The store is unavailable', { cause: refused });
+    const answered = new PlatformError('store_unavailable', 'The store is unavailable', { cause: refused });
     const copy = redact({ err: answered, query: { code: 'SplxlOBeZQQYbYS6WxSbIA', state: 'xyz' }, code: 'Qcb0Orv1zh30vL1MPRsbm' }) as {
       err: PlatformError & { cause: Error & { code: string } };
       query: Record<string, string>;

@@ -42,9 +42,17 @@ describe('Router', () => {
     }
   });
 
+  it('refuses a route added twice, naming its method and path', () => {
+    const router = table();
+    expect(() => router.add(route('PATCH', '/admin/clients/:id'))).toThrow(
+      expect.objectContaining({ name: 'ConfigurationError', code: 'invalid_argument', field: 'route', message: expect.stringContaining('PATCH /admin/clients/:id is added twice') }),
+    );
+    expect(() => router.add(route('GET', '/admin/clients'))).toThrow(expect.objectContaining({ code: 'invalid_argument', message: expect.stringContaining('GET /admin/clients is added twice') }));
+  });
+
   it('refuses a parameterised route outside every namespace, and lists every route', () => {
     const router = table();
-    expect(() => router.add(route('GET', '/elsewhere/:id'))).toThrow(/namespace/);
+    expect(() => router.add(route('GET', '/elsewhere/:id'))).toThrow(expect.objectContaining({ code: 'invalid_argument', field: 'route', message: expect.stringMatching(/namespace/) }));
     expect(router.list().map((r) => `${r.method} ${r.path}`)).toEqual([
       'GET /admin/clients',
       'GET /admin/clients/:id',

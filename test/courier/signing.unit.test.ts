@@ -41,8 +41,10 @@ describe('upstream signing (docs/signing.md)', () => {
     expect(custom({ a: 1, b: 2 }, 'xyz')).toBe('2:3');
   });
 
-  it('rejects an unknown preset name at configuration time', () => {
-    expect(() => resolveSigner('sha1' as never)).toThrow(TypeError);
+  it('rejects an unknown preset name at configuration time, naming the option', () => {
+    expect(() => resolveSigner('sha1' as never)).toThrow(
+      expect.objectContaining({ name: 'ConfigurationError', code: 'invalid_option', field: 'courier.signer', message: expect.stringContaining('"sha1"') }),
+    );
   });
 
   it('compares signatures case-insensitively and rejects non-strings', () => {

@@ -1,8 +1,8 @@
 /**
- * docs/errors.md against the code: every code the library can carry is documented, with the
- * status each error class really answers with.
+ * docs/errors.md against the code: every code the library can carry is documented, and each
+ * error class is answered with the status the page gives its code.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
@@ -24,12 +24,15 @@ import {
   UpstreamTimeoutError,
   ValidationError,
 } from '../../src/core/errors.js';
+import { errorEnvelope } from '../../src/core/envelope.js';
 import { StoreBusyError } from '../../src/core/store-errors.js';
 import { ERROR_CODES } from '../../src/error-codes.js';
+import * as mainEntry from '../../src/index.js';
 import { OAUTH_ERROR_CODES, OAuthUnavailableError } from '../../src/oauth/errors.js';
 import { QuotaExceededError, QuotaStoreError, QuotaStoreTimeoutError, QuotaStoreUnavailableError } from '../../src/quota/errors.js';
 
-const page = readFileSync(fileURLToPath(new URL('../../docs/errors.md', import.meta.url)), 'utf8');
+const docs = fileURLToPath(new URL('../../docs/', import.meta.url));
+const page = readFileSync(`${docs}errors.md`, 'utf8');
 
 /** The code and status cells of the table under a `## heading`. */
 function table(heading: string): Map<string, string> {
@@ -63,16 +66,13 @@ describe('docs/errors.md', () => {
     );
   });
 
-  it.each(Object.entries(PLATFORM_ERROR_STATUS))('%s is documented with HTTP %i', (code, status) => {
-    expect(http.get(code)).toBe(String(status));
-  });
-
   it('configuration errors are thrown, never answered', () => {
     for (const status of configuration.values()) expect(status).toMatch(/^none/);
   });
 });
 
-describe('every HTTP error class answers with the status of its code', () => {
+describe('every HTTP error class is answered with the status docs/errors.md gives its code', () => {
+  const http = table('HTTP errors');
   const samples: PlatformError[] = [
     new ValidationError([{ field: 'a', rule: 'required', message: 'is required' }]),
     new BadRequestError('bad'),
@@ -86,6 +86,7 @@ describe('every HTTP error class answers with the status of its code', () => {
     new UnsupportedMediaTypeError('form only'),
     new QuotaExceededError('used up', null, {}),
     new TooManyFailuresError('wrong tokens', 900),
+    new PlatformError('internal_error', 'Internal error'),
     new HostCallbackError('authenticate threw'),
     new UpstreamError('down'),
     new OAuthUnavailableError(new Error('store down')),
@@ -94,12 +95,30 @@ describe('every HTTP error class answers with the status of its code', () => {
     new UpstreamTimeoutError(10),
   ];
 
-  it.each(samples.map((error) => [error.name, error] as const))('%s', (_, error) => {
-    expect(error.status).toBe(PLATFORM_ERROR_STATUS[error.code]);
-    expect(error).toBeInstanceOf(PlatformError);
+  it.each(samples.map((error) => [`${error.name} (${error.code})`, error] as const))('%s', (_, error) => {
+    const answer = errorEnvelope(error);
+    expect(String(answer.status)).toBe(http.get(error.code));
+    expect(JSON.parse(answer.body)).toMatchObject({ code: 1, message: error.message });
   });
 
-  it('covers every code but the catch-all internal_error', () => {
-    expect(new Set(samples.map((error) => error.code))).toEqual(new Set(Object.keys(PLATFORM_ERROR_STATUS).filter((code) => code !== 'internal_error')));
+  it('covers every code of the table', () => {
+    expect(new Set(samples.map((error) => error.code))).toEqual(new Set(Object.keys(PLATFORM_ERROR_STATUS)));
+  });
+});
+
+describe('the main entry exports every error class the docs name', () => {
+  const pages = [...readdirSync(docs).filter((file) => file.endsWith('.md')).map((file) => `${docs}${file}`), fileURLToPath(new URL('../../README.md', import.meta.url))];
+  const named = new Set(pages.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/`([A-Z][A-Za-z]*Error)`/g)].map((match) => match[1]!)));
+  // TypeError and its kin are JavaScript's own.
+  const ours = [...named].filter((name) => !(name in globalThis)).sort();
+
+  it('finds the classes on docs/errors.md', () => {
+    expect(ours).toEqual(expect.arrayContaining(['ConfigurationError', 'PlatformError', 'StoreFailedError', 'StoreUnavailableError']));
+  });
+
+  it.each(ours)('%s', (name) => {
+    const exported: unknown = (mainEntry as Record<string, unknown>)[name];
+    expect(exported, `courier-platform exports ${name}`).toBeTypeOf('function');
+    expect((exported as { prototype: unknown }).prototype).toBeInstanceOf(Error);
   });
 });

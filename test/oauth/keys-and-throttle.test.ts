@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConfigurationError } from '../../src/core/errors.js';
 import { oauthMigrationSql, createRedisOAuthStore, type RedisLike } from '../../src/oauth/store/index.js';
 import { createFailureThrottle, createLoginThrottle, type LoginThrottle } from '../../src/oauth/throttle.js';
 import { describePostgres, describeRedis } from '../support/services.js';
@@ -129,9 +130,9 @@ function keyKindsSuite(makeStores: () => StoreFactory) {
 describe('createFailureThrottle: a limit per kind of key, in memory', () => {
   keyKindsSuite(memoryStores);
 
-  it('a key of a kind without a limit is a TypeError naming the kind', async () => {
+  it('a key of a kind without a limit is an invalid_argument naming the kind', async () => {
     const counts = createFailureThrottle({ failures: { ip: 1 }, windowSeconds: 60, name: 'kinds' });
-    await expect(counts.attempt([{ kind: 'user', id: 'demo' }])).rejects.toThrow(/kind user/);
+    await expect(counts.attempt([{ kind: 'user', id: 'demo' }])).rejects.toThrow(expect.objectContaining({ code: 'invalid_argument', message: expect.stringMatching(/kind user/) }));
   });
 });
 
@@ -146,29 +147,36 @@ describePostgres('createFailureThrottle on the PostgreSQL OAuth store', () => {
 describe('createLoginThrottle: failed logins per address and user name, and per address, in memory', () => {
   loginThrottleSuite(memoryStores);
 
-  it.each([42, undefined, ['demo', 'other'], { toLowerCase: () => 'demo' }])('throws a TypeError naming the user name for %j', async (username) => {
+  it.each([42, undefined, ['demo', 'other'], { toLowerCase: () => 'demo' }])('throws an invalid_argument naming the user name for %j', async (username) => {
     const error: unknown = await createLoginThrottle().attempt(username as never, '192.0.2.1').catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(TypeError);
-    expect((error as TypeError).message).toMatch(/^LoginThrottle\.attempt: username must be a string, got /);
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect(error).toMatchObject({ code: 'invalid_argument', field: 'username' });
+    expect((error as ConfigurationError).message).toMatch(/username: must be a string \(LoginThrottle\.attempt\), got /);
   });
 
-  it('throws a TypeError naming the IP when it is not a string', async () => {
-    await expect(createLoginThrottle().attempt('demo', undefined as never)).rejects.toThrow(/ip must be a string, got undefined/);
+  it('throws an invalid_argument naming the IP when it is not a string', async () => {
+    await expect(createLoginThrottle().attempt('demo', undefined as never)).rejects.toThrow(
+      expect.objectContaining({ code: 'invalid_argument', field: 'ip', message: expect.stringMatching(/ip: must be a string .*got undefined/) }),
+    );
   });
 
   it.each([
-    [{ failures: 0 }, /failures must be a positive integer/],
-    [{ failures: 2.5 }, /failures must be a positive integer/],
-    [{ addressFailures: 0 }, /addressFailures must be a positive integer/],
-    [{ addressFailures: '100' as never }, /addressFailures must be a positive integer/],
-    [{ windowSeconds: -1 }, /windowSeconds must be a positive integer/],
-  ])('refuses %j at creation', (options, message) => {
-    expect(() => createLoginThrottle(options)).toThrow(message);
+    [{ failures: 0 }, 'failures'],
+    [{ failures: 2.5 }, 'failures'],
+    [{ addressFailures: 0 }, 'addressFailures'],
+    [{ addressFailures: '100' as never }, 'addressFailures'],
+    [{ windowSeconds: -1 }, 'windowSeconds'],
+  ])('refuses %j at creation, naming %s', (options, field) => {
+    expect(() => createLoginThrottle(options)).toThrow(
+      expect.objectContaining({ code: 'invalid_option', field, message: `courier-platform: ${field}: must be a positive integer (createLoginThrottle)` }),
+    );
   });
 
   it('refuses a Redis store whose client is not an ioredis Redis or Cluster, naming the client', () => {
     const bare: RedisLike = { get: async () => null, set: async () => 'OK', mget: async () => [], hmget: async () => [], hset: async () => 0, hgetall: async () => ({}), hdel: async () => 0, evalsha: async () => 0, eval: async () => 0 };
-    expect(() => createLoginThrottle({ store: createRedisOAuthStore({ client: bare }) })).toThrow(/createRedisOAuthStore: .*ioredis Redis or Cluster/);
+    expect(() => createLoginThrottle({ store: createRedisOAuthStore({ client: bare }) })).toThrow(
+      expect.objectContaining({ code: 'invalid_option', field: 'client', message: expect.stringMatching(/ioredis Redis or Cluster .*createRedisOAuthStore/) }),
+    );
   });
 
   it('two instances in memory count apart: memory is per process', async () => {

@@ -10,7 +10,7 @@ const entries = Object.keys(pkg.exports).filter((key) => key !== './package.json
 const specifier = (entry: string) => (entry === '.' ? 'courier-platform' : `courier-platform/${entry.slice(2)}`);
 
 const EXPECTED_EXPORTS: Record<string, string[]> = {
-  '.': ['createPlatform', 'PlatformError', 'md5Signer', 'COURIER_OPERATION_NAMES'],
+  '.': ['createPlatform', 'PlatformError', 'ConfigurationError', 'StoreUnavailableError', 'StoreFailedError', 'md5Signer', 'COURIER_OPERATION_NAMES'],
   './express': ['courierPlatform'],
   './koa': ['courierPlatform'],
   './connect': ['courierPlatform'],

@@ -195,13 +195,17 @@ describe('time zone validation', () => {
     expect(checkTimeZone('europe/berlin')).toBe('Europe/Berlin');
   });
 
-  it('throws RangeError for an unknown zone and TypeError for a non-name', () => {
-    expect(() => new QuotaCalendar('Mars/Olympus_Mons')).toThrow(RangeError);
-    expect(() => new QuotaCalendar('')).toThrow(TypeError);
-    expect(() => new QuotaCalendar(42 as unknown as string)).toThrow(TypeError);
+  it.each(['Mars/Olympus_Mons', '', 42])('refuses %j with an invalid_option naming timeZone', (zone) => {
+    expect(() => new QuotaCalendar(zone as string)).toThrow(
+      expect.objectContaining({ name: 'ConfigurationError', code: 'invalid_option', field: 'timeZone', message: expect.stringContaining(JSON.stringify(zone)) }),
+    );
   });
 
   it('refuses a non-finite instant', () => {
-    expect(() => new QuotaCalendar('Europe/Berlin').window('day', Number.NaN)).toThrow(RangeError);
+    expect(() => new QuotaCalendar('Europe/Berlin').window('day', Number.NaN)).toThrow(expect.objectContaining({ code: 'invalid_argument', field: 'instant' }));
+  });
+
+  it('refuses a period other than minute, day and month', () => {
+    expect(() => new QuotaCalendar().window('week' as QuotaPeriod, 0)).toThrow(expect.objectContaining({ code: 'invalid_argument', field: 'period', message: expect.stringContaining('"week"') }));
   });
 });

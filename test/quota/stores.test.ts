@@ -433,8 +433,16 @@ describeRedis('redis quota store', () => {
   });
 
   it('rejects a client that is not ioredis-like, and a prefix with braces', () => {
-    expect(() => createRedisQuotaStore({ client: {} as RedisLike })).toThrow(TypeError);
-    expect(() => createRedisQuotaStore({ client: redis, prefix: 'a{b' })).toThrow(TypeError);
+    expect(() => createRedisQuotaStore({ client: {} as RedisLike })).toThrow(expect.objectContaining({ code: 'invalid_option', field: 'client' }));
+    expect(() => createRedisQuotaStore({ client: redis, prefix: 'a{b' })).toThrow(expect.objectContaining({ code: 'invalid_option', field: 'prefix' }));
+  });
+
+  it('a reply of the consume script it cannot read is a store_failed (StoreFailedError)', async () => {
+    const odd = { evalsha: async () => 'OK', eval: async () => 'OK', mget: async () => [] } as unknown as RedisLike;
+    const store = createRedisQuotaStore({ client: odd });
+    await expect(store.consume({ clientId: 'a', apiPath: '/x', cost: 1, buckets: buckets(0, 1), now: 0 })).rejects.toThrow(
+      expect.objectContaining({ name: 'StoreFailedError', code: 'store_failed', message: expect.stringContaining('unexpected reply') }),
+    );
   });
 });
 
@@ -697,11 +705,23 @@ describePostgres('postgres quota store', () => {
     expect(await call()).toEqual({ admitted: false, used: [10] });
   });
 
-  it('rejects schema and table names that are not plain lower-case identifiers', () => {
+  const invalidOption = (field: string) => expect.objectContaining({ name: 'ConfigurationError', code: 'invalid_option', field });
+
+  it('rejects schema and table names that are not plain lower-case identifiers, naming the option', () => {
     for (const schema of ['Public', 'a-b', '1abc', 'x"; DROP TABLE y; --', '']) {
-      expect(() => createPostgresQuotaStore({ pool, schema }), schema).toThrow(TypeError);
+      expect(() => createPostgresQuotaStore({ pool, schema }), schema).toThrow(invalidOption('schema'));
     }
-    expect(() => createPostgresQuotaStore({ pool, table: 'quota counter' })).toThrow(TypeError);
-    expect(() => quotaMigrationSql({ schema: 'BAD' })).toThrow(TypeError);
+    expect(() => createPostgresQuotaStore({ pool, table: 'quota counter' })).toThrow(invalidOption('table'));
+    expect(() => quotaMigrationSql({ schema: 'BAD' })).toThrow(invalidOption('schema'));
+  });
+
+  it.each<[string, Record<string, unknown>]>([
+    ['pool', { pool: { query: async () => ({ rows: [] }) } }],
+    ['cleanupIntervalMs', { cleanupIntervalMs: -1 }],
+    ['cleanupBatchSize', { cleanupBatchSize: 0 }],
+    ['expiryGraceMs', { expiryGraceMs: 1.5 }],
+    ['lockTimeoutMs', { lockTimeoutMs: 2 ** 31 }],
+  ])('rejects a bad %s, naming it', (field, options) => {
+    expect(() => createPostgresQuotaStore({ pool, ...options } as Parameters<typeof createPostgresQuotaStore>[0])).toThrow(invalidOption(field));
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ConfigurationError } from '../../src/core/errors.js';
 import { COURIER_OPERATION_NAMES } from '../../src/courier/operations.js';
 import { hmacSha256Signer } from '../../src/courier/signing.js';
 import { createSandbox, SandboxCode, SandboxError, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
@@ -84,19 +85,29 @@ describe('sandbox handle(): the check order of an upstream call', () => {
 });
 
 describe('sandbox options are checked at creation', () => {
-  it.each<[string, unknown]>([
-    ['an unknown key', { app: {} }],
-    ['apps not an object', { apps: 'sandbox-app' }],
-    ['an empty secret', { apps: { a: '' } }],
-    ['no apps', { apps: {} }],
-    ['an unknown signer', { signer: 'sha1' }],
-    ['a clock that is not a function', { now: 5 }],
-    ['a negative autoConfirm', { autoConfirmPreOrdersAfterMs: -1 }],
-    ['an unknown balance key', { initialBalance: { cash: 1 } }],
-    ['isCredit other than 0/1', { initialBalance: { isCredit: 2 } }],
-    ['a non-integer maxOrdersPerApp', { maxOrdersPerApp: 1.5 }],
-  ])('throws a TypeError for %s', (_name, options) => {
-    expect(() => createSandbox(options as SandboxOptions)).toThrow(TypeError);
+  it.each<[string, unknown, string]>([
+    ['options not an object', 'sandbox-app', 'options'],
+    ['an unknown key', { app: {} }, 'app'],
+    ['apps not an object', { apps: 'sandbox-app' }, 'apps'],
+    ['an empty secret', { apps: { a: '' } }, 'apps["a"]'],
+    ['no apps', { apps: {} }, 'apps'],
+    ['an unknown signer', { signer: 'sha1' }, 'signer'],
+    ['a clock that is not a function', { now: 5 }, 'now'],
+    ['a negative autoConfirm', { autoConfirmPreOrdersAfterMs: -1 }, 'autoConfirmPreOrdersAfterMs'],
+    ['an unknown balance key', { initialBalance: { cash: 1 } }, 'initialBalance.cash'],
+    ['isCredit other than 0/1', { initialBalance: { isCredit: 2 } }, 'initialBalance.isCredit'],
+    ['a fractional creditDays', { initialBalance: { creditDays: 1.5 } }, 'initialBalance.creditDays'],
+    ['a non-integer maxOrdersPerApp', { maxOrdersPerApp: 1.5 }, 'maxOrdersPerApp'],
+  ])('throws a ConfigurationError for %s, naming %s', (_name, options, field) => {
+    let thrown: unknown;
+    try {
+      createSandbox(options as SandboxOptions);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ConfigurationError);
+    expect(thrown).toMatchObject({ code: 'invalid_option', field });
+    expect((thrown as ConfigurationError).message).toContain(`${field}: `);
   });
 
   it('never puts a secret in an option error', () => {

@@ -31,6 +31,7 @@
  * LOCKED`: it never waits for a lock. The migration takes only an advisory lock.
  */
 
+import { configurationError } from '../../core/errors.js';
 import { historyMigrationSql } from '../../history/postgres.js';
 
 export const DEFAULT_SCHEMA = 'courier_platform';
@@ -40,7 +41,7 @@ const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
 
 function identifier(value: string, what: string): string {
   if (typeof value !== 'string' || !IDENTIFIER.test(value) || value.length > 63) {
-    throw new TypeError(`postgres quota store: ${what} must match ${IDENTIFIER} (at most 63 characters), got ${JSON.stringify(value)}`);
+    throw configurationError('invalid_option', what, `must match ${IDENTIFIER} (at most 63 characters), got ${JSON.stringify(value)}`);
   }
   return `"${value}"`;
 }

@@ -13,7 +13,9 @@
  * A batch takes a connection through the pool's lane (core/store-lane.ts), the queue the OAuth
  * store and the admin API share on the same pool; its calls' deadlines start when it has one.
  */
+import { configurationError } from '../../core/errors.js';
 import type { PgPoolLike } from '../../core/store-clients.js';
+import { StoreFailedError } from '../../core/store-errors.js';
 import { createPostgresHistoryStore, historyMigrationSql } from '../../history/postgres.js';
 import { pgConnection, type StoreConnection } from '../../core/store-connection.js';
 import type { StoreCall } from '../../core/store-guard.js';
@@ -74,9 +76,12 @@ export interface PostgresQuotaStore extends QuotaStore {
   close(): Promise<void>;
 }
 
+/** Names this store in a StoreFailedError for an answer it cannot read. */
+const STORE = 'quota store (postgres)';
+
 function toNumber(value: unknown): number {
   const n = typeof value === 'number' ? value : Number(value);
-  if (!Number.isFinite(n)) throw new Error(`postgres quota store: unexpected counter value ${String(value)}`);
+  if (!Number.isFinite(n)) throw new StoreFailedError(STORE, `unexpected counter value ${String(value)}`);
   return n;
 }
 
@@ -89,7 +94,7 @@ function schemaRace(error: unknown): boolean {
 }
 
 function nonNegativeInteger(value: number, name: string): number {
-  if (!Number.isSafeInteger(value) || value < 0) throw new TypeError(`postgres quota store: ${name} must be a non-negative integer`);
+  if (!Number.isSafeInteger(value) || value < 0) throw configurationError('invalid_option', name, 'must be a non-negative integer (createPostgresQuotaStore)');
   return value;
 }
 
@@ -124,7 +129,7 @@ function batchKey({ clientId, apiPath, buckets }: ConsumeRequest): string {
 export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): PostgresQuotaStore {
   const pool = options?.pool;
   if (!pool || typeof pool.query !== 'function' || typeof pool.connect !== 'function') {
-    throw new TypeError('postgres quota store: pool must be a pg.Pool (query and connect)');
+    throw configurationError('invalid_option', 'pool', 'must be a pg.Pool, with query and connect (createPostgresQuotaStore)');
   }
   const schemaName = options.schema ?? DEFAULT_SCHEMA;
   const tableBase = options.table ?? DEFAULT_TABLE;
@@ -132,10 +137,10 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
   const autoMigrate = options.migrate ?? true;
   const cleanupIntervalMs = nonNegativeInteger(options.cleanupIntervalMs ?? 60_000, 'cleanupIntervalMs');
   const cleanupBatchSize = options.cleanupBatchSize ?? 1000;
-  if (!Number.isSafeInteger(cleanupBatchSize) || cleanupBatchSize < 1) throw new TypeError('postgres quota store: cleanupBatchSize must be a positive integer');
+  if (!Number.isSafeInteger(cleanupBatchSize) || cleanupBatchSize < 1) throw configurationError('invalid_option', 'cleanupBatchSize', 'must be a positive integer (createPostgresQuotaStore)');
   const grace = nonNegativeInteger(options.expiryGraceMs ?? 5000, 'expiryGraceMs');
   const lockTimeoutMs = nonNegativeInteger(options.lockTimeoutMs ?? 2000, 'lockTimeoutMs');
-  if (lockTimeoutMs > 2_147_483_647) throw new TypeError('postgres quota store: lockTimeoutMs must fit in an integer');
+  if (lockTimeoutMs > 2_147_483_647) throw configurationError('invalid_option', 'lockTimeoutMs', 'must fit in a 32-bit integer (createPostgresQuotaStore)');
   const synchronousCommit = options.synchronousCommit ?? true;
   const connection = pgConnection(pool);
   const { lane } = connection;
@@ -232,7 +237,7 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
       const counts = row?.counts;
       const verdicts = row?.verdicts;
       if (!Array.isArray(counts) || counts.length !== buckets.length || !Array.isArray(verdicts) || verdicts.length !== calls.length) {
-        throw new Error('postgres quota store: unexpected answer from the consume function');
+        throw new StoreFailedError(STORE, 'unexpected answer from the consume function');
       }
       const base = counts.map(toNumber);
       let charged = 0;

@@ -19,6 +19,7 @@ import { configurationError } from '../../core/errors.js';
 import { PairCache } from '../../core/pair-cache.js';
 import { globEscape, scanKeys } from '../../core/redis-scan.js';
 import type { RedisLike } from '../../core/store-clients.js';
+import { StoreFailedError } from '../../core/store-errors.js';
 import { createRedisHistoryStore } from '../../history/redis.js';
 import { redisConnection, type StoreConnection } from '../../core/store-connection.js';
 import { scriptRunner } from './redis-script.js';
@@ -171,7 +172,7 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
       args.push(cost);
       for (const bucket of buckets) args.push(bucket.limit, Math.max(1, Math.ceil(bucket.end - now)) + grace);
       const reply = await run(keys.length, args);
-      if (!Array.isArray(reply) || reply.length !== keys.length + 1) throw new Error('redis quota store: unexpected reply from the consume script');
+      if (!Array.isArray(reply) || reply.length !== keys.length + 1) throw new StoreFailedError('quota store (redis)', 'unexpected reply from the consume script');
       const used: number[] = [];
       for (let i = 1; i < reply.length; i++) used.push(Number(reply[i]));
       return { admitted: Number(reply[0]) === 1, used };

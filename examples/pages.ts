@@ -2,6 +2,7 @@
  * The host's HTML pages: one small stylesheet, escaping, the headers every page sends, and the
  * pages for a wrong address or a request that failed (never a stack trace: that goes to the log).
  */
+import { STATUS_CODES } from 'node:http';
 import { answer, type SiteAnswer } from './http.js';
 
 export const escapeHtml = (text: string) =>
@@ -16,9 +17,9 @@ button{background:#2456d3;border-color:#2456d3;color:#fff;cursor:pointer}.error{
 pre{background:#f3f4f6;padding:.75rem;border-radius:6px;overflow:auto;white-space:pre-wrap;word-break:break-all}
 table{border-collapse:collapse}td,th{padding:.25rem .75rem .25rem 0;text-align:left}`;
 
-export const HTML = 'text/html; charset=utf-8';
+const HTML = 'text/html; charset=utf-8';
 
-export function renderPage(title: string, body: string, options: { narrow?: boolean } = {}): string {
+function renderPage(title: string, body: string, options: { narrow?: boolean } = {}): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
 <body><main${options.narrow ? ' class="narrow"' : ''}>${body}</main></body></html>`;
@@ -55,19 +56,25 @@ const EXPLAINED: Record<number, string> = {
   415: 'This form was sent in an encoding this site does not read.',
 };
 
-const TITLES: Record<number, string> = { 400: 'Bad request', 413: 'Form too large', 415: 'Unsupported form' };
-
-/** The page for a 4xx the host's own input handling decided. */
-export function clientErrorPage(status: 400 | 413 | 415): SiteAnswer {
-  const title = TITLES[status]!;
-  return page(status, title, `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(EXPLAINED[status]!)}</p>${HOME}`);
+/** A plain page for a client's mistake, with a way back. */
+export function clientErrorPage(status: number): SiteAnswer {
+  const title = STATUS_CODES[status] ?? 'Bad request';
+  return page(status, title, `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(EXPLAINED[status] ?? 'The request could not be handled.')}</p>${HOME}`);
 }
 
 /**
- * The host's last resort, for an error a handler threw: a plain 500 page. The log gets the error
- * with its stack; the visitor never does.
+ * The host's last resort, for an error a handler or the framework threw: the 4xx page the error
+ * carries (a framework's own refusal of a request), or a plain 500 page. The log gets the
+ * details: a one-line warning for a client's mistake, the error with its stack for a fault of
+ * the server; the visitor never sees either.
  */
 export function errorPage(method: string, path: string, error: unknown): SiteAnswer {
+  const { status, statusCode, message } = (error ?? {}) as { status?: unknown; statusCode?: unknown; message?: unknown };
+  const carried = typeof status === 'number' ? status : statusCode;
+  if (typeof carried === 'number' && carried >= 400 && carried < 500) {
+    console.warn(`${method} ${path} answered ${carried}: ${String(message)}`);
+    return clientErrorPage(carried);
+  }
   console.error(`${method} ${path} failed:`, error);
   return page(500, 'Something went wrong', `<h1>Something went wrong</h1><p>The server could not answer this request; its log has the details.</p>${HOME}`);
 }

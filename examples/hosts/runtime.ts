@@ -4,6 +4,7 @@
  */
 import type { Server } from 'node:http';
 import type { GetConnInfo } from 'hono/conninfo';
+import type { RuntimeName } from './choice.js';
 import { listenNode, type Listening } from './host.js';
 
 declare const Bun:
@@ -19,10 +20,9 @@ declare const Deno:
     }
   | undefined;
 
-export type Runtime = 'node' | 'bun' | 'deno';
 type FetchHandler = (request: Request, env: unknown) => Response | Promise<Response>;
 
-export const RUNTIME: Runtime = typeof Bun !== 'undefined' ? 'bun' : typeof Deno !== 'undefined' ? 'deno' : 'node';
+export const RUNTIME: RuntimeName = typeof Bun !== 'undefined' ? 'bun' : typeof Deno !== 'undefined' ? 'deno' : 'node';
 
 /** "Node v20.19.0", "Bun 1.3.5", "Deno 2.6.0": for the start banner. */
 export function runtimeLabel(): string {

@@ -3,11 +3,13 @@
  * every host, each run as its own process once. On each, a user signs in through the relying
  * party and approves, the access token from /callback calls the guarded ping, the operator uses
  * the admin API with ADMIN_TOKEN, the API reference and its document are served, the host's
- * pages refuse malformed forms alike, and a second start on the same port is one line and exit
- * code 1.
+ * pages refuse malformed forms alike; and a start on a port in use is one line and exit code 1
+ * on every host.
  */
+import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runExample, startExample, type RunningExample } from '../support/example.js';
+import { listenOnLoopback } from '../support/net.js';
 import { STACK_TRACE, Visitor, decideAfterLogin, decodeHtml, expectSecurityHeaders, hiddenInput } from './support.js';
 
 const ADMIN_TOKEN = 'example-admin-token-0123456789abcdef';
@@ -91,12 +93,25 @@ describe.each(HOSTS)('the example on $framework ($runtime)', { timeout: 120_000 
     }
     expect(missing.text).toContain('Nothing here');
   });
+});
 
-  it('refuses to start on its port once taken, with one line and exit code 1', async () => {
-    const exit = await runExample({ EXAMPLE_FRAMEWORK: framework, EXAMPLE_RUNTIME: runtime, PORT: String(example.port) });
-    expect(exit.code, exit.output).toBe(1);
-    const lines = exit.output.split('\n').filter((line) => line.startsWith('courier-platform example:'));
-    expect(lines).toEqual([`courier-platform example: port ${example.port} is in use; set PORT=<a free port> (or stop what listens on 127.0.0.1:${example.port}) and start again`]);
-    expect(exit.output).not.toMatch(/\n\s+at /);
+describe('every host on a port in use', { timeout: 120_000 }, () => {
+  const busy = createServer();
+  let port: number;
+  beforeAll(async () => {
+    port = await listenOnLoopback(busy);
+  });
+  afterAll(() => new Promise<void>((resolve) => busy.close(() => resolve())));
+
+  it('exits with code 1 and the one line of npm start', async () => {
+    // All at once: each run is a whole start up to listen, and they do not share anything.
+    const exits = await Promise.all(HOSTS.map(({ framework, runtime }) => runExample({ EXAMPLE_FRAMEWORK: framework, EXAMPLE_RUNTIME: runtime, PORT: String(port) })));
+    for (const [index, exit] of exits.entries()) {
+      const { framework, runtime } = HOSTS[index]!;
+      expect(exit.code, `${framework} on ${runtime}: ${exit.output}`).toBe(1);
+      const lines = exit.output.split('\n').filter((line) => line.startsWith('courier-platform example:'));
+      expect(lines, `${framework} on ${runtime}`).toEqual([`courier-platform example: port ${port} is in use; set PORT=<a free port> (or stop what listens on 127.0.0.1:${port}) and start again`]);
+      expect(exit.output).not.toMatch(/\n\s+at /);
+    }
   });
 });

@@ -98,7 +98,6 @@ async function start(framework: Framework): Promise<void> {
   console.log(`  courier proxy:   ${base}/courier/<operation>   e.g. curl ${base}/courier/get_address`);
   console.log(`  openapi:         ${base}/openapi/v1/ping (Bearer, quota ${config.quota.minute}/min ${config.quota.day}/day ${config.quota.month || 'unlimited'}/month)`);
   console.log(`                   ${base}/openapi/v1/get_quota?api_path=/openapi/v1/ping`);
-  console.log(`  api reference:   ${base}/api-docs`);
   console.log(`  upstream:        ${site.upstreamUrl}${site.usesSandbox ? '   (bundled sandbox)' : ''}`);
   console.log(`  store:           ${config.store}`);
   if (config.adminToken) console.log(`  console:         ${base}/admin/console   (operator console; sign in with ADMIN_TOKEN)`);

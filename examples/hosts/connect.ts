@@ -23,8 +23,9 @@ const siteRequest = (req: Request): SiteRequest => ({
   body: req,
 });
 
-/** Connect's app.use(path) matches every path below it and every method: this route's alone. */
-const matches = (req: Request, route: { method: string }) => req.method === route.method && /^\/?(\?|$)/.test(req.url ?? '/');
+/** Connect's app.use(path) matches every path below it and every method: this route's alone (HEAD as GET, Node leaves out the body). */
+const matches = (req: Request, route: { method: string }) =>
+  (req.method === 'HEAD' ? 'GET' : req.method) === route.method && /^\/?(\?|$)/.test(req.url ?? '/');
 
 /** A route's handler as Connect middleware: a thrown error goes to the error middleware through next(error). */
 const page =

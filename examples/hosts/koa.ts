@@ -38,7 +38,8 @@ export function createKoaHost(site: Site): ExampleHost {
   const ping: Middleware = (ctx, next) =>
     ctx.method === 'GET' && ctx.path === PING_PATH ? guard(ctx, async () => respond(ctx, site.ping(ctx.state.platformAuth))) : next();
   const sitePages: Middleware = async (ctx, next) => {
-    const route = pages.get(`${ctx.method} ${ctx.path}`);
+    // Koa answers HEAD with the GET route's headers and no body, as Express does.
+    const route = pages.get(`${ctx.method === 'HEAD' ? 'GET' : ctx.method} ${ctx.path}`);
     if (!route) return next();
     respond(ctx, await route.handle(siteRequest(ctx)));
   };

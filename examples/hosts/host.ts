@@ -5,7 +5,6 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Site } from '../site.js';
 
 export interface Listening {
   port: number;
@@ -18,8 +17,6 @@ export interface ExampleHost {
   /** Rejects with the server's own error (EADDRINUSE, EACCES, ...) when it cannot listen. */
   listen(port: number, hostname: string): Promise<Listening>;
 }
-
-export type CreateHost = (site: Site) => ExampleHost | Promise<ExampleHost>;
 
 /** A header of a Node request as one string. */
 export const single = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value.join(', ') : value);

@@ -7,56 +7,83 @@
  *   site can neither read nor compute (the signed double-submit cookie of the OWASP CSRF
  *   prevention cheat sheet);
  * - the cookies are SameSite=Lax, so a browser leaves them off another site's POST anyway;
- * - only `application/x-www-form-urlencoded` up to 8 KB is read, and each field at most once.
+ * - only `application/x-www-form-urlencoded` in UTF-8 up to 8 KB and 20 fields is read, each
+ *   field at most once.
+ * The body is read here, not by a framework's parser, so every host refuses the same forms alike.
  */
+import { Buffer } from 'node:buffer';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import express, { type RequestHandler, type Response } from 'express';
-import { escapeHtml, sendPage } from './pages.js';
+import type { SiteAnswer, SiteRequest } from './http.js';
+import { clientErrorPage, escapeHtml, page } from './pages.js';
+
+const FORM_LIMIT = 8 * 1024;
+const FIELD_LIMIT = 20;
 
 /** The 403 page for a form that fails the checks below. */
-export function refused(res: Response, reason: string): void {
-  sendPage(res, 403, 'Request refused', `<h1>Request refused</h1><p>${escapeHtml(reason)}</p><p><a href="/">Back to the start page</a></p>`);
+export function refused(reason: string): SiteAnswer {
+  return page(403, 'Request refused', `<h1>Request refused</h1><p>${escapeHtml(reason)}</p><p><a href="/">Back to the start page</a></p>`);
 }
 
-/** Refuses a POST that the browser reports as coming from another site. */
-export function sameOriginOnly(publicOrigin: string): RequestHandler {
-  return (req, res, next) => {
-    const origin = req.get('origin');
-    const site = req.get('sec-fetch-site');
-    // Under `Referrer-Policy: no-referrer` (every page here) browsers send `Origin: null` with a
-    // form POST, even from this site; Sec-Fetch-Site still tells. A client that sends neither is
-    // not a browser another site can drive, and still needs the form token.
-    const crossSite =
-      origin !== undefined && origin !== 'null' ? origin !== publicOrigin : site !== undefined && site !== 'same-origin' && site !== 'none';
-    if (crossSite) {
-      refused(res, `This form was sent from another site. Open this site at ${publicOrigin} and send it from there.`);
-      return;
-    }
-    next();
-  };
+/** The refusal of a POST that the browser reports as coming from another site, or undefined. */
+export function crossSiteRefusal(request: SiteRequest, publicOrigin: string): SiteAnswer | undefined {
+  const origin = request.header('origin');
+  const site = request.header('sec-fetch-site');
+  // Under `Referrer-Policy: no-referrer` (every page here) browsers send `Origin: null` with a
+  // form POST, even from this site; Sec-Fetch-Site still tells. A client that sends neither is
+  // not a browser another site can drive, and still needs the form token.
+  const crossSite =
+    origin !== undefined && origin !== 'null' ? origin !== publicOrigin : site !== undefined && site !== 'same-origin' && site !== 'none';
+  return crossSite ? refused(`This form was sent from another site. Open this site at ${publicOrigin} and send it from there.`) : undefined;
 }
 
-/** Reads an HTML form's body; anything else is a 415 page, and a body over 8 KB a 413 page. */
-export const formBody: RequestHandler[] = [
-  (req, res, next) => {
-    if (req.is('application/x-www-form-urlencoded')) {
-      next();
-      return;
-    }
-    sendPage(res, 415, 'Unsupported form', '<h1>Unsupported form</h1><p>This address accepts only an HTML form (<code>application/x-www-form-urlencoded</code>).</p>');
-  },
-  express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }),
-];
+const UNSUPPORTED = page(
+  415,
+  'Unsupported form',
+  '<h1>Unsupported form</h1><p>This address accepts only an HTML form (<code>application/x-www-form-urlencoded</code>).</p>',
+);
+
+/** The body's bytes, or undefined once it grows past `limit` (the rest is left unread). */
+async function readLimited(body: AsyncIterable<Uint8Array> | null, limit: number): Promise<Uint8Array | undefined> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body ?? []) {
+    size += chunk.byteLength;
+    if (size > limit) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
+ * An HTML form's fields; a field sent more than once is an array, which `formFields` refuses.
+ * Anything but a form in UTF-8 is a 415 page, a body over 8 KB or 20 fields a 413 page.
+ */
+export async function readForm(request: SiteRequest): Promise<{ fields: Record<string, string | string[]> } | { refusal: SiteAnswer }> {
+  const [type = '', ...parameters] = (request.header('content-type') ?? '').split(';').map((part) => part.trim().toLowerCase());
+  if (type !== 'application/x-www-form-urlencoded') return { refusal: UNSUPPORTED };
+  const charset = parameters.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return { refusal: clientErrorPage(415) };
+  const bytes = await readLimited(request.body, FORM_LIMIT);
+  if (!bytes) return { refusal: clientErrorPage(413) };
+  const params = new URLSearchParams(new TextDecoder().decode(bytes));
+  const fields: Record<string, string | string[]> = {};
+  let count = 0;
+  for (const [name, value] of params) {
+    if (++count > FIELD_LIMIT) return { refusal: clientErrorPage(413) };
+    const seen = fields[name];
+    fields[name] = seen === undefined ? value : [...(Array.isArray(seen) ? seen : [seen]), value];
+  }
+  return { fields };
+}
 
 /**
  * The named fields of a parsed form as strings ('' when absent), or undefined when one of them
  * came more than once: a repeated field is a forged or broken form, not a value to pick from.
  */
-export function formFields<Name extends string>(body: unknown, names: readonly Name[]): Record<Name, string> | undefined {
-  const form = (body ?? {}) as Record<string, unknown>;
+export function formFields<Name extends string>(body: Record<string, unknown>, names: readonly Name[]): Record<Name, string> | undefined {
   const fields = {} as Record<Name, string>;
   for (const name of names) {
-    const value = form[name] ?? '';
+    const value = body[name] ?? '';
     if (typeof value !== 'string') return undefined;
     fields[name] = value;
   }

@@ -1,14 +1,14 @@
 /**
  * The host's own login page: the platform sends users here with `return_to` when it needs a
- * signed-in user, and `authenticate(req)` reads the session this page starts. Failed attempts
+ * signed-in user, and `authenticate(cookies)` reads the session this page starts. Failed attempts
  * are limited per address and user name, and per address, with the library's
  * `createLoginThrottle()`: a guesser slows only its own address, never the user's sign-in.
  */
-import express, { type Request, type Response, type Router } from 'express';
 import { createLoginThrottle, type OAuthStore, type OAuthUser } from 'courier-platform';
-import { formBody, formFields, refused, sameOriginOnly, type FormTokens } from './forms.js';
-import { escapeHtml, sendPage } from './pages.js';
-import { cookieOptions, randomId, readCookie, type Sessions } from './session.js';
+import { crossSiteRefusal, formFields, readForm, refused, type FormTokens } from './forms.js';
+import { queryOf, redirect, type SiteAnswer, type SiteRequest } from './http.js';
+import { escapeHtml, page } from './pages.js';
+import { clearCookie, randomId, readCookie, setCookie, type Sessions } from './session.js';
 
 const DEMO_USER = {
   username: 'demo',
@@ -30,22 +30,34 @@ export interface LoginOptions {
 }
 
 export interface Login {
-  router: Router;
-  authenticate(req: Request): Promise<OAuthUser | null>;
+  /** GET /login */
+  form(request: SiteRequest): Promise<SiteAnswer>;
+  /** POST /login */
+  signIn(request: SiteRequest): Promise<SiteAnswer>;
+  /** POST /logout */
+  signOut(request: SiteRequest): Promise<SiteAnswer>;
+  /** The signed-in user of a request's Cookie header, for the platform's `authenticate`. */
+  authenticate(cookieHeader: string | undefined): Promise<OAuthUser | null>;
   /** "Signed in as … [Sign out]" or a sign-in link, for the host's pages. */
-  status(req: Request): Promise<string>;
+  status(cookieHeader: string | undefined): Promise<string>;
 }
 
-export function loginRoutes({ publicUrl, sessions, tokens, secure, store }: LoginOptions): Login {
+interface FormView {
+  returnTo: string;
+  username?: string;
+  message?: string;
+}
+
+export function createLogin({ publicUrl, sessions, tokens, secure, store }: LoginOptions): Login {
   const throttle = createLoginThrottle({ store });
-  const router = express.Router();
   const publicOrigin = new URL(publicUrl).origin;
+  const preSessionCookie = (value: string) => setCookie(PRE_SESSION_COOKIE, value, { secure, path: '/login' });
 
   // Only come back to this site: an open redirect here would undo the platform's redirect_uri checks.
   // `return_to` is resolved as the browser will resolve the Location header (WHATWG URL), so
   // `//evil.example`, `/\evil.example`, `\\evil.example` and `javascript:` are judged by where they lead.
-  const safeReturn = (value: unknown): string => {
-    if (typeof value !== 'string' || value === '') return '/';
+  const safeReturn = (value: string | null | undefined): string => {
+    if (!value) return '/';
     let target: URL;
     try {
       target = new URL(value, `${publicUrl}/`);
@@ -55,22 +67,15 @@ export function loginRoutes({ publicUrl, sessions, tokens, secure, store }: Logi
     return target.origin === publicOrigin ? target.href : '/';
   };
 
-  const preSession = (req: Request, res: Response): string => {
-    const current = readCookie(req, PRE_SESSION_COOKIE);
-    if (current && PRE_SESSION_VALUE.test(current)) return current;
-    const value = randomId();
-    res.cookie(PRE_SESSION_COOKIE, value, cookieOptions(secure, '/login'));
-    return value;
-  };
-
-  const form = (req: Request, res: Response, status: number, view: { returnTo: string; username?: string; message?: string }) => {
-    const token = tokens.issue('login', preSession(req, res));
+  const formPage = (request: SiteRequest, status: number, view: FormView, headers: Record<string, string> = {}): SiteAnswer => {
+    const current = readCookie(request.header('cookie'), PRE_SESSION_COOKIE);
+    const binding = current && PRE_SESSION_VALUE.test(current) ? current : randomId();
+    const token = tokens.issue('login', binding);
     const message = view.message ? `<p class="error" role="alert">${escapeHtml(view.message)}</p>` : '';
     // A user name is kept after a failed attempt, so only the password needs typing again.
     const username = view.username ? ` value="${escapeHtml(view.username)}"` : ' autofocus';
     const password = view.username ? ' autofocus' : '';
-    sendPage(
-      res,
+    return page(
       status,
       'Sign in',
       `<h1>Sign in</h1>${message}<form method="post" action="/login">
@@ -78,73 +83,66 @@ export function loginRoutes({ publicUrl, sessions, tokens, secure, store }: Logi
 <label>Password <input name="password" type="password" autocomplete="current-password" required${password}></label>
 <input type="hidden" name="return_to" value="${escapeHtml(view.returnTo)}"><input type="hidden" name="csrf" value="${token}">
 <button type="submit">Sign in</button></form><p class="muted">Demo account: <code>demo</code> / <code>demo</code></p>`,
-      { narrow: true },
+      { narrow: true, headers, cookies: binding === current ? [] : [preSessionCookie(binding)] },
     );
   };
 
-  router.get('/login', (req, res) => {
-    form(req, res, 200, { returnTo: safeReturn(req.query.return_to) });
-  });
-
-  router.post('/login', sameOriginOnly(publicOrigin), ...formBody, async (req, res) => {
-    const fields = formFields(req.body, ['username', 'password', 'return_to', 'csrf']);
-    if (!fields) {
-      form(req, res, 400, { returnTo: '/', message: 'The form came with a field more than once. Sign in again.' });
-      return;
-    }
+  const signIn = async (request: SiteRequest): Promise<SiteAnswer> => {
+    const read = await readForm(request);
+    if ('refusal' in read) return read.refusal;
+    const fields = formFields(read.fields, ['username', 'password', 'return_to', 'csrf']);
+    if (!fields) return formPage(request, 400, { returnTo: '/', message: 'The form came with a field more than once. Sign in again.' });
     const { username, password, csrf } = fields;
     const returnTo = safeReturn(fields.return_to);
-    if (!tokens.verify('login', readCookie(req, PRE_SESSION_COOKIE), csrf)) {
-      form(req, res, 403, { returnTo, username, message: 'This form expired or did not come from this page. Sign in again.' });
-      return;
+    if (!tokens.verify('login', readCookie(request.header('cookie'), PRE_SESSION_COOKIE), csrf)) {
+      return formPage(request, 403, { returnTo, username, message: 'This form expired or did not come from this page. Sign in again.' });
     }
-    if (!username || !password) {
-      form(req, res, 400, { returnTo, username, message: 'Enter your user name and password.' });
-      return;
-    }
-    // Express's client address (docs/deployment.md#clientip): behind a proxy, set 'trust proxy',
-    // or every caller would share the proxy's count.
-    const ip = req.ip ?? 'unknown';
+    if (!username || !password) return formPage(request, 400, { returnTo, username, message: 'Enter your user name and password.' });
     // Counted before the password is checked, so a burst of guesses cannot get past the limit.
-    const attempt = await throttle.attempt(username, ip);
+    // The host's client address: behind a proxy, configure the host to trust it
+    // (docs/deployment.md#clientip), or every caller would share the proxy's count.
+    const attempt = await throttle.attempt(username, request.ip);
     const wait = attempt.retryAfter;
-    if (wait > 0) {
-      res.set('retry-after', String(wait));
-      form(req, res, 429, { returnTo, username, message: `Too many attempts; try again in ${wait} s.` });
-      return;
-    }
+    if (wait > 0) return formPage(request, 429, { returnTo, username, message: `Too many attempts; try again in ${wait} s.` }, { 'retry-after': String(wait) });
     if (username !== DEMO_USER.username || password !== DEMO_USER.password) {
-      form(req, res, 401, { returnTo, username, message: 'Wrong user name or password.' });
-      return;
+      return formPage(request, 401, { returnTo, username, message: 'Wrong user name or password.' });
     }
     await attempt.succeeded();
-    await sessions.start(req, res, { sub: DEMO_USER.claims.sub, auth_time: Math.floor(Date.now() / 1000) });
-    res.clearCookie(PRE_SESSION_COOKIE, cookieOptions(secure, '/login'));
-    res.redirect(303, returnTo);
-  });
+    const session = await sessions.start(request.header('cookie'), { sub: DEMO_USER.claims.sub, auth_time: Math.floor(Date.now() / 1000) });
+    return redirect(303, returnTo, [session, clearCookie(PRE_SESSION_COOKIE, secure, '/login')]);
+  };
 
-  router.post('/logout', sameOriginOnly(publicOrigin), ...formBody, async (req, res) => {
-    const fields = formFields(req.body, ['csrf']);
-    const session = await sessions.current(req);
+  const signOut = async (request: SiteRequest): Promise<SiteAnswer> => {
+    const read = await readForm(request);
+    if ('refusal' in read) return read.refusal;
+    const fields = formFields(read.fields, ['csrf']);
+    const cookies = request.header('cookie');
+    const session = await sessions.current(cookies);
     if (session && !(fields && tokens.verify('logout', session.id, fields.csrf))) {
-      refused(res, 'This sign-out form expired or did not come from this site. Go back to the start page and sign out there.');
-      return;
+      return refused('This sign-out form expired or did not come from this site. Go back to the start page and sign out there.');
     }
-    await sessions.end(req, res);
-    res.redirect(303, '/');
-  });
-
-  const authenticate = async (req: Request): Promise<OAuthUser | null> => {
-    const session = await sessions.current(req);
-    return session?.data.sub === DEMO_USER.claims.sub ? { ...DEMO_USER.claims, auth_time: session.data.auth_time } : null;
+    return redirect(303, '/', [await sessions.end(cookies)]);
   };
 
-  const status = async (req: Request): Promise<string> => {
-    const session = await sessions.current(req);
-    if (session?.data.sub !== DEMO_USER.claims.sub) return '<p class="muted">Not signed in. <a href="/login">Sign in</a> (demo / demo).</p>';
-    return `<form method="post" action="/logout" class="inline muted">Signed in as ${escapeHtml(DEMO_USER.claims.name)}.
+  /** Form posts from another site are refused before their body is read. */
+  const sameSite =
+    (handler: (request: SiteRequest) => Promise<SiteAnswer>) =>
+    async (request: SiteRequest): Promise<SiteAnswer> =>
+      crossSiteRefusal(request, publicOrigin) ?? handler(request);
+
+  return {
+    form: async (request) => formPage(request, 200, { returnTo: safeReturn(queryOf(request).get('return_to')) }),
+    signIn: sameSite(signIn),
+    signOut: sameSite(signOut),
+    async authenticate(cookieHeader) {
+      const session = await sessions.current(cookieHeader);
+      return session?.data.sub === DEMO_USER.claims.sub ? { ...DEMO_USER.claims, auth_time: session.data.auth_time } : null;
+    },
+    async status(cookieHeader) {
+      const session = await sessions.current(cookieHeader);
+      if (session?.data.sub !== DEMO_USER.claims.sub) return '<p class="muted">Not signed in. <a href="/login">Sign in</a> (demo / demo).</p>';
+      return `<form method="post" action="/logout" class="inline muted">Signed in as ${escapeHtml(DEMO_USER.claims.name)}.
 <input type="hidden" name="csrf" value="${tokens.issue('logout', session.id)}"><button type="submit">Sign out</button></form>`;
+    },
   };
-
-  return { router, authenticate, status };
 }

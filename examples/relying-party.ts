@@ -6,10 +6,10 @@
  * `/callback` with `error=access_denied` and reads that nothing was shared. The client secret
  * never reaches the browser.
  */
-import express, { type Response, type Router } from 'express';
 import * as oidc from 'openid-client';
 import type { ExampleConfig } from './config.js';
-import { escapeHtml, sendPage } from './pages.js';
+import { redirect, type SiteAnswer, type SiteRequest } from './http.js';
+import { escapeHtml, page } from './pages.js';
 import type { SignedCookies } from './session.js';
 
 const TX_COOKIE = 'rp_tx';
@@ -53,12 +53,18 @@ async function quotaLeft(publicUrl: string, accessToken: string): Promise<string
   }
 }
 
-function failed(res: Response, status: number, message: string): void {
-  sendPage(res, status, 'Sign-in failed', `<h1>Sign-in failed</h1><p>${escapeHtml(message)}</p>${TRY_AGAIN}`);
+function failed(status: number, message: string, cookies: string[]): SiteAnswer {
+  return page(status, 'Sign-in failed', `<h1>Sign-in failed</h1><p>${escapeHtml(message)}</p>${TRY_AGAIN}`, { cookies });
 }
 
-export function relyingPartyRoutes(config: ExampleConfig, cookies: SignedCookies): Router {
-  const router = express.Router();
+export interface RelyingParty {
+  /** GET /rp/start */
+  start(request: SiteRequest): Promise<SiteAnswer>;
+  /** GET /callback */
+  callback(request: SiteRequest): Promise<SiteAnswer>;
+}
+
+export function createRelyingParty(config: ExampleConfig, cookies: SignedCookies): RelyingParty {
   let discovered: Promise<oidc.Configuration> | undefined;
   const configuration = () =>
     (discovered ??= oidc
@@ -71,7 +77,7 @@ export function relyingPartyRoutes(config: ExampleConfig, cookies: SignedCookies
         throw error;
       }));
 
-  router.get('/rp/start', async (_req, res) => {
+  const start = async (): Promise<SiteAnswer> => {
     const tx: Transaction = { state: oidc.randomState(), nonce: oidc.randomNonce(), verifier: oidc.randomPKCECodeVerifier() };
     const url = oidc.buildAuthorizationUrl(await configuration(), {
       redirect_uri: config.demoRedirectUri,
@@ -81,46 +87,40 @@ export function relyingPartyRoutes(config: ExampleConfig, cookies: SignedCookies
       code_challenge: await oidc.calculatePKCECodeChallenge(tx.verifier),
       code_challenge_method: 'S256',
     });
-    cookies.set(res, TX_COOKIE, tx, 600);
-    res.redirect(302, url.href);
-  });
+    return redirect(302, url.href, [cookies.set(TX_COOKIE, tx, 600)]);
+  };
 
-  router.get('/callback', async (req, res) => {
-    const tx = cookies.get<Transaction>(req, TX_COOKIE);
-    cookies.clear(res, TX_COOKIE);
-    if (!tx) {
-      failed(res, 400, 'No sign-in is in progress in this browser, or it took longer than 10 minutes.');
-      return;
-    }
+  const callback = async (request: SiteRequest): Promise<SiteAnswer> => {
+    const tx = cookies.get<Transaction>(request.header('cookie'), TX_COOKIE);
+    const cleared = [cookies.clear(TX_COOKIE)];
+    if (!tx) return failed(400, 'No sign-in is in progress in this browser, or it took longer than 10 minutes.', cleared);
     let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
     try {
       // Checks state, iss, the code exchange with PKCE and the ID token's nonce (RFC 9700 section 2.1).
-      tokens = await oidc.authorizationCodeGrant(await configuration(), new URL(req.originalUrl, config.publicUrl), {
+      tokens = await oidc.authorizationCodeGrant(await configuration(), new URL(request.url, config.publicUrl), {
         expectedState: tx.state,
         expectedNonce: tx.nonce,
         pkceCodeVerifier: tx.verifier,
       });
     } catch (error) {
       if (error instanceof oidc.AuthorizationResponseError && error.error === 'access_denied') {
-        sendPage(
-          res,
+        return page(
           200,
           'Access declined',
           `<h1>You declined</h1><p>You declined to let this application use your account, so nothing was shared with it.</p>
 <p class="muted">The platform answered <code>error=access_denied</code>.</p>${TRY_AGAIN}`,
+          { cookies: cleared },
         );
-      } else if (error instanceof oidc.AuthorizationResponseError) {
-        failed(res, 400, `The platform answered ${error.error}${error.error_description ? `: ${error.error_description}` : ''}.`);
-      } else {
-        failed(res, 400, error instanceof Error ? error.message : String(error));
       }
-      return;
+      if (error instanceof oidc.AuthorizationResponseError) {
+        return failed(400, `The platform answered ${error.error}${error.error_description ? `: ${error.error_description}` : ''}.`, cleared);
+      }
+      return failed(400, error instanceof Error ? error.message : String(error), cleared);
     }
     const user = await oidc.fetchUserInfo(await configuration(), tokens.access_token, tokens.claims()!.sub);
     const curl = `curl -H 'Authorization: Bearer ${tokens.access_token}' '${config.publicUrl}${PING}'`;
     const summary = { scope: tokens.scope, expires_in: tokens.expires_in, refresh_token: tokens.refresh_token ? '(issued)' : '(none)' };
-    sendPage(
-      res,
+    return page(
       200,
       'Signed in',
       `<h1>Signed in as ${escapeHtml(String(user.name ?? user.sub))}</h1>
@@ -131,8 +131,9 @@ export function relyingPartyRoutes(config: ExampleConfig, cookies: SignedCookies
 <h2>User info</h2><pre>${escapeHtml(JSON.stringify(user, null, 2))}</pre>
 <h2>Tokens</h2><pre>${escapeHtml(JSON.stringify(summary, null, 2))}</pre>
 <p><a href="/rp/start">Sign in again</a> · <a href="/">Start page</a></p>`,
+      { cookies: cleared },
     );
-  });
+  };
 
-  return router;
+  return { start, callback };
 }

@@ -4,13 +4,12 @@
  * variables the example reads.
  */
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import type { Express } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createExampleApp, type ExampleApp } from '../../examples/app.js';
 import { readConfig } from '../../examples/config.js';
-import { listenOnLoopback } from '../support/net.js';
+import { readHostChoice } from '../../examples/hosts/choice.js';
+import { createSite } from '../../examples/site.js';
+import { startExample, type RunningExample } from '../examples/support.js';
 
 const page = readFileSync(fileURLToPath(new URL('../../docs/example.md', import.meta.url)), 'utf8');
 
@@ -33,48 +32,29 @@ const documentedPaths = firstCells('| path |').map((cell) => {
   return second === undefined ? { method: 'GET', path: first! } : { method: first!, path: second };
 });
 
-interface Layer {
-  route?: { path: string; methods: Record<string, boolean> };
-  handle?: { stack?: Layer[] };
-}
-
-/** The routes the example declares, its routers' included (all mounted at the root). */
-function declaredRoutes(stack: Layer[]): { method: string; path: string }[] {
-  return stack.flatMap((layer) => {
-    if (layer.route) return Object.keys(layer.route.methods).map((method) => ({ method: method.toUpperCase(), path: layer.route!.path }));
-    return layer.handle?.stack ? declaredRoutes(layer.handle.stack) : [];
-  });
-}
-
 describe('docs/example.md', () => {
-  let example: ExampleApp;
+  let example: RunningExample;
   let base: string;
-  const server = createServer();
   beforeAll(async () => {
-    const port = await listenOnLoopback(server);
-    base = `http://127.0.0.1:${port}`;
-    example = await createExampleApp(readConfig({ HOST: '127.0.0.1', PORT: String(port), ADMIN_TOKEN: 'a'.repeat(32) }));
-    await example.platform.platform.ready();
-    server.on('request', example.app);
+    example = await startExample({ ADMIN_TOKEN: 'a'.repeat(32) });
+    base = example.base;
   });
-  afterAll(async () => {
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-    await example?.close();
-  });
+  afterAll(() => example?.close());
 
   it('lists exactly the environment variables the example reads', () => {
     const read = new Set<string>();
-    readConfig(new Proxy({}, { get: (_, name) => void read.add(String(name)) }));
+    const reader = new Proxy({}, { get: (_, name) => void read.add(String(name)) });
+    readConfig(reader);
+    readHostChoice(reader);
     const documented = firstCells('| variable |').flatMap((cell) => cell.replaceAll('`', '').split(' / '));
     expect(documented.sort()).toEqual([...read].sort());
   });
 
-  it('names every page the example declares', () => {
-    const stack = (example.app as Express & { router: { stack: Layer[] } }).router.stack;
-    const declared = declaredRoutes(stack);
+  it('names every page the example declares', async () => {
+    const site = await createSite(readConfig({ COURIER_UPSTREAM_URL: 'http://127.0.0.1:9' }));
+    await site.close();
+    // The assets of /api-docs are its files, which the page names as /api-docs/assets/*.
+    const declared = site.routes.filter((route) => !route.path.startsWith('/api-docs/assets/'));
     expect(declared.length).toBeGreaterThan(5);
     for (const route of declared) {
       const named = page.includes(`\`${route.path}\``) || page.includes(`\`${route.method} ${route.path}\``);

@@ -1,37 +1,43 @@
 /**
- * The example host (examples/app.ts) built in process on a free loopback port, and a visitor
- * that talks to it the way a browser does: it keeps cookies (by path, dropping cleared ones),
- * sends Origin and Sec-Fetch-Site with its form posts, and follows redirects on its own site.
+ * The example (examples/site.ts on a host of examples/hosts/) built in process on a free loopback
+ * port, and a visitor that talks to it the way a browser does: it keeps cookies (by path,
+ * dropping cleared ones), sends Origin and Sec-Fetch-Site with its form posts, and follows
+ * redirects on its own site.
  */
-import { createServer } from 'node:http';
 import { expect } from 'vitest';
-import { createExampleApp } from '../../examples/app.js';
 import { readConfig } from '../../examples/config.js';
+import { createHost, type Framework } from '../../examples/hosts/choice.js';
+import { createSite } from '../../examples/site.js';
 import type { ExampleStores } from '../../examples/stores.js';
-import { listenOnLoopback } from '../support/net.js';
+import { freePort } from '../support/net.js';
 
 export interface RunningExample {
   base: string;
   close(): Promise<void>;
 }
 
-/** `env` adds to the example's defaults (memory stores, the bundled sandbox); `stores` replaces the ones STORE names. */
-export async function startExample(env: Record<string, string> = {}, stores?: ExampleStores): Promise<RunningExample> {
-  const server = createServer();
-  const port = await listenOnLoopback(server);
-  const example = await createExampleApp(readConfig({ HOST: '127.0.0.1', PORT: String(port), ...env }), stores);
-  await example.platform.platform.ready();
-  server.on('request', example.app);
-  return {
-    base: `http://127.0.0.1:${port}`,
-    async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      await example.close();
-    },
-  };
+/**
+ * `env` adds to the example's defaults (memory stores, the bundled sandbox); `stores` replaces
+ * the ones STORE names; `framework` is the host, as EXAMPLE_FRAMEWORK names it.
+ */
+export async function startExample(env: Record<string, string> = {}, stores?: ExampleStores, framework: Framework = 'express'): Promise<RunningExample> {
+  const port = await freePort();
+  const site = await createSite(readConfig({ HOST: '127.0.0.1', PORT: String(port), ...env }), stores);
+  try {
+    const host = await createHost(framework, site);
+    await host.ready();
+    const listening = await host.listen(port, '127.0.0.1');
+    return {
+      base: `http://127.0.0.1:${port}`,
+      async close() {
+        await listening.close();
+        await site.close();
+      },
+    };
+  } catch (error) {
+    await site.close();
+    throw error;
+  }
 }
 
 export interface Page {

@@ -26,6 +26,7 @@ export interface PrometheusTelemetry extends Telemetry {
 }
 
 type GuardedCounts = Record<GuardOutcome, number>;
+const GUARD_OUTCOMES: readonly GuardOutcome[] = ['admitted', 'rejected', 'store_error'];
 
 /**
  * Guarded calls counted in nested Maps between two reads of the registry: prom-client's labelled
@@ -53,8 +54,6 @@ function guardedTally() {
     },
   };
 }
-
-const GUARD_OUTCOMES: readonly GuardOutcome[] = ['admitted', 'rejected', 'store_error'];
 
 export function createPrometheusTelemetry(registry: Registry = new Registry()): PrometheusTelemetry {
   const tally = guardedTally();

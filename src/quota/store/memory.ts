@@ -12,7 +12,7 @@
  * call can create, so expired counters never pile up and no call ever pays for a full scan.
  *
  * One slot per client and path holds that pair's counters (one per period and bucket), so a
- * guarded call costs one Map lookup, not one per period.
+ * guarded call looks up one slot, not one counter per period.
  */
 import { configurationError } from '../../core/errors.js';
 import { PairCache } from '../../core/pair-cache.js';

@@ -1,7 +1,9 @@
-import type { Context, Middleware } from 'koa';
+import type { Context, Middleware, Next } from 'koa';
+import { isThenable } from '../src/core/maybe-promise.js';
 import type { PlatformResponse } from '../src/core/http.js';
 import { createPlatform, type Platform } from '../src/platform.js';
 import type { CourierPlatformOptions } from '../src/options.js';
+import type { GuardVerdict } from '../src/guard/guard.js';
 import type { GuardedRouteDoc } from '../src/guard/guarded-doc.js';
 import { requireGuard } from './guard.js';
 import { fromNodeRequest, guardRequestOf } from './node.js';
@@ -20,6 +22,13 @@ function respond(ctx: Context, response: PlatformResponse): void {
   ctx.set(response.headers);
   ctx.body = response.body;
   if (response.onSent) ctx.res.once('finish', response.onSent);
+}
+
+function follow(ctx: Context, verdict: GuardVerdict, next: Next): Promise<void> | void {
+  if (!verdict.pass) return respond(ctx, verdict.response);
+  ctx.set(verdict.headers);
+  ctx.state.platformAuth = verdict.identity;
+  return next();
 }
 
 /**
@@ -44,12 +53,12 @@ export function courierPlatform(options?: CourierPlatformOptions<Context>): KoaP
   };
   const quota = (apiPath?: string, doc?: GuardedRouteDoc): Middleware => {
     const guard = requireGuard(platform, apiPath, doc);
-    return async (ctx, next) => {
-      const verdict = await guard(guardRequestOf(ctx.req, ctx.originalUrl, ctx), apiPath);
-      if (!verdict.pass) return respond(ctx, verdict.response);
-      ctx.set(verdict.headers);
-      ctx.state.platformAuth = verdict.identity;
-      await next();
+    // Not an async function: with memory stores the verdict is already here, and the host's
+    // handler runs without a promise or a microtask of the guard's own. koa-compose turns a
+    // throw into a rejection either way.
+    return (ctx, next) => {
+      const verdict = guard(guardRequestOf(ctx.req, ctx.originalUrl, ctx), apiPath);
+      return isThenable(verdict) ? verdict.then((settled) => follow(ctx, settled, next)) : follow(ctx, verdict, next);
     };
   };
   return Object.assign(middleware, { platform, quota });

@@ -6,7 +6,7 @@
  * invents paths fills the unnamed share only, never a named endpoint's label.
  */
 import { Counter, Histogram, Registry } from 'prom-client';
-import type { Telemetry } from '../core/telemetry.js';
+import type { GuardOutcome, Telemetry } from '../core/telemetry.js';
 
 /** Distinct client ids, and distinct unnamed endpoints, a process labels before it answers `other`. */
 export const LABEL_VALUE_CAP = 1000;
@@ -25,12 +25,44 @@ export interface PrometheusTelemetry extends Telemetry {
   readonly registry: Registry;
 }
 
+type GuardedCounts = Record<GuardOutcome, number>;
+const GUARD_OUTCOMES: readonly GuardOutcome[] = ['admitted', 'rejected', 'store_error'];
+
+/**
+ * Guarded calls counted in nested Maps between two reads of the registry: prom-client's labelled
+ * `inc` builds and hashes a label string on every call, which the guard's hot path would pay per
+ * request. The counter takes the counts (one `inc` per label set) whenever it is read.
+ */
+function guardedTally() {
+  let byClient = new Map<string, Map<string, GuardedCounts>>();
+  return {
+    add(clientId: string, endpoint: string, outcome: GuardOutcome): void {
+      let byEndpoint = byClient.get(clientId);
+      if (!byEndpoint) byClient.set(clientId, (byEndpoint = new Map()));
+      let counts = byEndpoint.get(endpoint);
+      if (!counts) byEndpoint.set(endpoint, (counts = { admitted: 0, rejected: 0, store_error: 0 }));
+      counts[outcome]++;
+    },
+    drain(into: (labels: { client_id: string; endpoint: string; outcome: GuardOutcome }, count: number) => void): void {
+      const drained = byClient;
+      byClient = new Map();
+      for (const [clientId, byEndpoint] of drained) {
+        for (const [endpoint, counts] of byEndpoint) {
+          for (const outcome of GUARD_OUTCOMES) if (counts[outcome] > 0) into({ client_id: clientId, endpoint, outcome }, counts[outcome]);
+        }
+      }
+    },
+  };
+}
+
 export function createPrometheusTelemetry(registry: Registry = new Registry()): PrometheusTelemetry {
-  const guarded = new Counter({
+  const tally = guardedTally();
+  const guarded: Counter<'client_id' | 'endpoint' | 'outcome'> = new Counter({
     name: 'courier_platform_guarded_calls_total',
     help: "Calls to the host's guarded OpenAPI routes, by application, endpoint and outcome",
     labelNames: ['client_id', 'endpoint', 'outcome'] as const,
     registers: [registry],
+    collect: () => tally.drain((labels, count) => guarded.inc(labels, count)),
   });
   const tokens = new Counter({
     name: 'courier_platform_tokens_issued_total',
@@ -67,8 +99,7 @@ export function createPrometheusTelemetry(registry: Registry = new Registry()): 
 
   return {
     registry,
-    guardedCall: (clientId, apiPath, outcome, named) =>
-      guarded.inc({ client_id: client(clientId), endpoint: named ? apiPath : unnamedEndpoint(apiPath), outcome }),
+    guardedCall: (clientId, apiPath, outcome, named) => tally.add(client(clientId), named ? apiPath : unnamedEndpoint(apiPath), outcome),
     tokenIssued: (grantType) => tokens.inc({ grant_type: grantType }),
     clientAuthFailed: () => authFailures.inc(),
     courierCall(operation, outcome, seconds) {

@@ -276,6 +276,11 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     route('GET', '/jwks', handleJwks, jwksDoc),
     route('GET', '/.well-known/openid-configuration', handleDiscovery, discoveryDoc),
   ];
+  // The guard's per-call lookups, taken from the store's wrappers once: reading a method through
+  // them on every call costs two proxy traps and a new closure each time.
+  const findAccessTokenSync = store.findAccessTokenSync;
+  const clientStatusSync = store.clientStatusSync;
+  const accessTokenLifetimeMs = lifetimes.accessToken * 1000;
   return {
     routes,
     namespace: { prefix: basePath, formatError: json },
@@ -290,13 +295,13 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     verifyAccessToken(token) {
       const ref = parseToken(token);
       if (!ref) return undefined;
-      if (!store.findAccessTokenSync) return context.store.findAccessToken(ref).then(identityOf);
+      if (!findAccessTokenSync) return context.store.findAccessToken(ref).then(identityOf);
       // In-process store: synchronous while this client's status is known (see client-status.ts).
-      const record = store.findAccessTokenSync(ref);
+      const record = findAccessTokenSync(ref);
       if (!record) return undefined;
       // A suspension through the store itself shows at once.
-      if (store.clientStatusSync && store.clientStatusSync(record.clientId) !== 'active') return undefined;
-      const served = clientStatus.serve(record, lifetimes.accessToken * 1000);
+      if (clientStatusSync && clientStatusSync(record.clientId) !== 'active') return undefined;
+      const served = clientStatus.serve(record, accessTokenLifetimeMs);
       return isThenable(served) ? served.then(identityOf) : identityOf(served);
     },
     clients: {

@@ -12,9 +12,10 @@
  * call can create, so expired counters never pile up and no call ever pays for a full scan.
  *
  * One slot per client and path holds that pair's counters (one per period and bucket), so a
- * guarded call costs one Map lookup, not one per period.
+ * guarded call looks up one slot, not one counter per period.
  */
 import { configurationError } from '../../core/errors.js';
+import { PairCache } from '../../core/pair-cache.js';
 import { createMemoryHistoryStore } from '../../history/memory.js';
 import type { QuotaRule } from '../rules.js';
 import { checkConsumeRequest, ruleKey, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaBucket, type QuotaStore } from './types.js';
@@ -61,6 +62,9 @@ function slotKey(clientId: string, apiPath: string): string {
   return `${apiPath.length}:${apiPath}${clientId}`;
 }
 
+/** Keys of pairs seen lately: a guarded call then looks its slot up by a string whose hash V8 already knows. */
+const KEYS_REMEMBERED = 10_000;
+
 function pairOf(key: string): { clientId: string; apiPath: string } {
   const colon = key.indexOf(':');
   const end = colon + 1 + Number(key.slice(0, colon));
@@ -77,6 +81,12 @@ export function createMemoryQuotaStore(options: MemoryQuotaStoreOptions = {}): M
   const grace = options.expiryGraceMs ?? 5000;
   if (!Number.isSafeInteger(grace) || grace < 0) throw configurationError('invalid_option', 'expiryGraceMs', 'must be a non-negative integer');
   const slots = new Map<string, Slot>();
+  const keys = new PairCache<string>(KEYS_REMEMBERED);
+  const keyOf = (clientId: string, apiPath: string): string => {
+    let key = keys.get(clientId, apiPath);
+    if (key === undefined) keys.set(clientId, apiPath, (key = slotKey(clientId, apiPath)));
+    return key;
+  };
   let size = 0;
   let cursor: Iterator<[string, Slot]> | undefined;
 
@@ -171,7 +181,7 @@ export function createMemoryQuotaStore(options: MemoryQuotaStoreOptions = {}): M
       checkConsumeRequest(request);
       const { clientId, apiPath, cost, buckets, now } = request;
       sweepSome(now, sweepPerCall);
-      const key = slotKey(clientId, apiPath);
+      const key = keyOf(clientId, apiPath);
       let slot = liveSlot(key, now);
       const current: (Counter | undefined)[] = [];
       const used: number[] = [];

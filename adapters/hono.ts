@@ -37,10 +37,29 @@ function hostReadBody(c: Context): (() => Promise<unknown>) | undefined {
   return c.req.raw.bodyUsed ? () => c.req.text() : undefined;
 }
 
+interface NodeResponse {
+  setHeader(name: string, value: string): unknown;
+}
+
+/**
+ * @hono/node-server hands over Node's own response (`c.env.outgoing`), which writes the headers
+ * set on it together with whatever the handler answers. Setting the RateLimit headers there
+ * spares the WHATWG Headers object that `c.header()` makes Hono build, and that the server then
+ * copies back into Node's, on every guarded call (docs/hosts.md#hono-4).
+ */
+function nodeResponseOf(env: unknown): NodeResponse | undefined {
+  const outgoing = typeof env === 'object' && env !== null ? (env as { outgoing?: Partial<NodeResponse> }).outgoing : undefined;
+  return typeof outgoing?.setHeader === 'function' ? (outgoing as NodeResponse) : undefined;
+}
+
 function follow(verdict: GuardVerdict, c: Context, next: Next): Promise<Response | void> {
   if (!verdict.pass) return Promise.resolve(toFetchResponse(verdict.response, c.req.method === 'HEAD'));
   c.set('platformAuth', verdict.identity);
-  for (const name in verdict.headers) c.header(name, verdict.headers[name]);
+  const outgoing = nodeResponseOf(c.env);
+  for (const name in verdict.headers) {
+    if (outgoing) outgoing.setHeader(name, verdict.headers[name]!);
+    else c.header(name, verdict.headers[name]);
+  }
   return next();
 }
 

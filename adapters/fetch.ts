@@ -1,6 +1,7 @@
 import { configurationError } from '../src/core/errors.js';
 import type { HeaderValue, PlatformRequest, PlatformResponse } from '../src/core/http.js';
-import { isThenable } from '../src/core/maybe-promise.js';
+import type { MaybePromise } from '../src/core/maybe-promise.js';
+import type { GuardVerdict } from '../src/guard/guard.js';
 import type { GuardedRouteDoc } from '../src/guard/guarded-doc.js';
 import { createPlatform, type Platform } from '../src/platform.js';
 import type { CourierPlatformOptions } from '../src/options.js';
@@ -161,15 +162,16 @@ export type FetchGuard = (request: Request, info?: unknown) => Promise<FetchGuar
 
 const NO_QUERY = new URLSearchParams();
 
-/** The quota guard on a fetch request; shared with the Hono adapter. */
-export function fetchGuard(platform: Platform, apiPath?: string, doc?: GuardedRouteDoc): (request: Request, raw: unknown, info: unknown) => Promise<FetchGuardResult> {
+/**
+ * The core's quota guard on a fetch request, shared with the Hono adapter: it reads only the
+ * method, the path and the headers the guard asks for, and its verdict is there at once when the
+ * stores answer at once (memory), so a host can go on in the same tick.
+ */
+export function fetchRequestGuard(platform: Platform, apiPath?: string, doc?: GuardedRouteDoc): (request: Request, raw: unknown, info: unknown) => MaybePromise<GuardVerdict> {
   const guard = requireGuard(platform, apiPath, doc);
-  return async (request, raw, info) => {
+  return (request, raw, info) => {
     const headers = nodeHeadersOf(info) ?? lazyHeaders(request.headers);
-    const guardRequest: PlatformRequest = { method: request.method, path: splitUrl(request.url).path, query: NO_QUERY, headers, raw };
-    const pending = guard(guardRequest, apiPath);
-    const verdict = isThenable(pending) ? await pending : pending;
-    return verdict.pass ? verdict : { pass: false, response: toFetchResponse(verdict.response, request.method === 'HEAD') };
+    return guard({ method: request.method, path: splitUrl(request.url).path, query: NO_QUERY, headers, raw }, apiPath);
   };
 }
 
@@ -221,8 +223,11 @@ export function courierPlatform(options?: CourierPlatformOptions<Request>, host:
     return response && toFetchResponse(response, request.method === 'HEAD');
   };
   const quota = (apiPath?: string, doc?: GuardedRouteDoc): FetchGuard => {
-    const guard = fetchGuard(platform, apiPath, doc);
-    return (request, info) => guard(request, request, info);
+    const guard = fetchRequestGuard(platform, apiPath, doc);
+    return async (request, info) => {
+      const verdict = await guard(request, request, info);
+      return verdict.pass ? verdict : { pass: false, response: toFetchResponse(verdict.response, request.method === 'HEAD') };
+    };
   };
   return Object.assign(handler, { platform, quota });
 }

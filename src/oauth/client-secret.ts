@@ -1,4 +1,5 @@
 import { createHmac, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { BoundedCache } from '../core/cache.js';
 import { configurationError } from '../core/errors.js';
 
 const PREFIX = 'scrypt';
@@ -71,7 +72,7 @@ export async function verifyClientSecret(secret: string, stored: string): Promis
 export interface SecretVerifierOptions {
   /** How long a successful verification is remembered, in ms. Default 5 minutes. */
   ttlMs?: number;
-  /** Most remembered verifications. Default 1000. */
+  /** Most remembered verifications; past it the least recently used goes first. Default 10,000. */
   max?: number;
   now?: () => number;
 }
@@ -90,25 +91,17 @@ export interface SecretVerifier {
 }
 
 export function createSecretVerifier(options: SecretVerifierOptions = {}): SecretVerifier {
-  const ttlMs = options.ttlMs ?? 5 * 60_000;
-  const max = options.max ?? 1000;
-  const now = options.now ?? Date.now;
+  const remembered = new BoundedCache<string, true>({ max: options.max ?? 10_000, ttlMs: options.ttlMs ?? 5 * 60_000, now: options.now });
   const key = randomBytes(32);
-  const remembered = new Map<string, number>();
   const entryOf = (secret: string, stored: string) => createHmac('sha256', key).update(stored).update('\0').update(secret).digest('base64url');
-  const remembers = (entry: string) => (remembered.get(entry) ?? 0) > now();
+  const remembers = (entry: string) => remembered.get(entry) === true;
   return {
     remembers: (secret, stored) => remembers(entryOf(secret, stored)),
     async verify(secret, stored) {
       const entry = entryOf(secret, stored);
       if (remembers(entry)) return true;
       const valid = await verifyClientSecret(secret, stored);
-      remembered.delete(entry);
-      if (valid) {
-        remembered.set(entry, now() + ttlMs);
-        // Insertion order makes the first key the oldest.
-        if (remembered.size > max) remembered.delete(remembered.keys().next().value!);
-      }
+      if (valid) remembered.set(entry, true);
       return valid;
     },
   };

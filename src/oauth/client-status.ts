@@ -8,6 +8,7 @@
  * a token request pays a store round trip for its client; the process that made a change forgets
  * at once, the others within `STATUS_TTL_MS`.
  */
+import { BoundedCache } from '../core/cache.js';
 import type { Clock } from '../core/clock.js';
 import { deepFreeze } from '../core/deep-freeze.js';
 import type { MaybePromise } from '../core/maybe-promise.js';
@@ -16,6 +17,7 @@ import type { ResolvedLifetimes } from './context.js';
 import type { OAuthClientRecord, OAuthStore } from './store/types.js';
 
 export const STATUS_TTL_MS = 5_000;
+/** Client records kept at most; past it the least recently used goes first. */
 const MAX_ENTRIES = 10_000;
 
 export const isActive = (client: OAuthClientRecord | undefined): client is OAuthClientRecord => client !== undefined && client.status !== 'suspended';
@@ -57,27 +59,18 @@ export function clientStatusCache(
   now: Clock,
   pinned: ReadonlyMap<string, OAuthClientRecord> = new Map(),
 ): ClientStatus {
-  const known = new Map<string, { client: OAuthClientRecord | undefined; until: number }>();
-  const entry = (clientId: string) => {
-    const hit = known.get(clientId);
-    if (!hit) return undefined;
-    if (hit.until > now()) return hit;
-    known.delete(clientId);
-    return undefined;
-  };
+  const known = new BoundedCache<string, { client: OAuthClientRecord | undefined }>({ max: MAX_ENTRIES, ttlMs: STATUS_TTL_MS, now });
   const record = async (clientId: string) => {
-    const hit = entry(clientId);
+    const hit = known.get(clientId);
     if (hit) return hit.client;
     const client = deepFreeze(await getClient(clientId));
-    // A bound without timers: past it, start over (each client costs one lookup again).
-    if (known.size >= MAX_ENTRIES) known.clear();
-    known.set(clientId, { client, until: now() + STATUS_TTL_MS });
+    known.set(clientId, { client });
     return client;
   };
   return {
     record,
     serve: (token, lifetimeMs) => {
-      const hit = pinned.has(token.clientId) ? { client: pinned.get(token.clientId) } : entry(token.clientId);
+      const hit = pinned.has(token.clientId) ? { client: pinned.get(token.clientId) } : known.get(token.clientId);
       if (hit) return servedToken(token, hit.client, lifetimeMs);
       return record(token.clientId).then((client) => servedToken(token, client, lifetimeMs));
     },

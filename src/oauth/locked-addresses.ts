@@ -1,3 +1,5 @@
+import { BoundedCache } from '../core/cache.js';
+
 /**
  * The addresses this process answered 429 at the client-authentication limit, each until its
  * wait ends. A secret the process verified recently skips the limit (docs/performance.md), but
@@ -9,23 +11,16 @@ export interface LockedAddresses {
   isLocked(address: string): boolean;
 }
 
-/** Addresses kept at most; past it the longest-held goes first (it would take a flood of 429s from fresh addresses). */
+/**
+ * Addresses kept at most; past it the least recently locked or checked goes first (it would take
+ * a flood of 429s from fresh addresses).
+ */
 const MAX_ADDRESSES = 10_000;
 
 export function lockedAddresses(now: () => number): LockedAddresses {
-  const until = new Map<string, number>();
+  const locked = new BoundedCache<string, true>({ max: MAX_ADDRESSES, now });
   return {
-    lock(address, seconds) {
-      until.delete(address);
-      if (until.size >= MAX_ADDRESSES) until.delete(until.keys().next().value as string);
-      until.set(address, now() + seconds * 1000);
-    },
-    isLocked(address) {
-      const end = until.get(address);
-      if (end === undefined) return false;
-      if (end > now()) return true;
-      until.delete(address);
-      return false;
-    },
+    lock: (address, seconds) => locked.set(address, true, seconds * 1000),
+    isLocked: (address) => locked.get(address) === true,
   };
 }

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { BoundedCache } from '../core/cache.js';
 import type { TokenRef } from './store/types.js';
 
 /**
@@ -25,8 +26,7 @@ const FORMAT = /^([A-Za-z0-9_-]{16})\.([A-Za-z0-9_-]{43})$/;
  * SHA-256 on the guard's hot path; the store is still asked every time, so revocation is immediate.
  * References are frozen, so the same object can be handed to every caller.
  */
-const recent = new Map<string, TokenRef>();
-const MAX_RECENT = 10_000;
+const recent = new BoundedCache<string, TokenRef>({ max: 10_000 });
 
 /** The store reference of a presented code or token, or undefined when it cannot be one of ours. */
 export function parseToken(value: unknown): TokenRef | undefined {
@@ -36,7 +36,6 @@ export function parseToken(value: unknown): TokenRef | undefined {
   const match = FORMAT.exec(value);
   if (!match) return undefined;
   const ref: TokenRef = Object.freeze({ grantId: match[1]!, hash: hashSecret(match[2]!) });
-  if (recent.size >= MAX_RECENT) recent.clear();
   recent.set(value, ref);
   return ref;
 }

@@ -10,12 +10,13 @@
  * store and got no answer (the store may have counted it). An outage does not hand out a fresh
  * allowance, and a minute the store saw used up stays used up until it rolls over.
  */
-import { PairCache } from '../core/pair-cache.js';
+import { PairCache } from '../core/cache.js';
 import { bucketOf, decide, type DecisionBase, type QuotaAdmitted, type QuotaRejected } from './decision.js';
 import type { QuotaCalendar } from './periods.js';
 import type { ResolvedQuotaRule } from './rules.js';
 import type { ConsumeRequest, QuotaBucket } from './store/types.js';
 
+/** Client and path pairs counted at most; past it the least recently used clients go first. */
 const MAX_REMEMBERED = 10_000;
 
 /** One window's count: what the store last said, and what it may not know of. */
@@ -48,7 +49,7 @@ function periodIndex(buckets: readonly QuotaBucket[], period: 'minute' | 'day'):
 
 /** With `enabled` false every call is admitted while the store is away. */
 export function createInsuranceLimiter(enabled: boolean, calendar: QuotaCalendar): InsuranceLimiter {
-  const known = new PairCache<Counts>(MAX_REMEMBERED);
+  const known = new PairCache<Counts>({ max: MAX_REMEMBERED });
 
   const current = (count: WindowCount, start: number): WindowCount => {
     if (count.start !== start) {

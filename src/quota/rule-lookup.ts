@@ -7,13 +7,14 @@
  * outage log: a failing source is a store outage like any other).
  */
 import { isThenable } from '../core/maybe-promise.js';
-import { PairCache } from '../core/pair-cache.js';
+import { BoundedCache, PairCache } from '../core/cache.js';
 import { normalizeApiPath } from './api-path.js';
 import type { StoreGuard } from '../core/store-guard.js';
 import { asDependencyError, QuotaStoreError } from './errors.js';
 import type { QuotaConfig } from './options.js';
 import { checkRule, resolveRule, type MatchedRules, type ResolvedQuotaRule, type RuleSource } from './rules.js';
 
+/** Raw paths, and client and path pairs of a static list, remembered at most. */
 const MAX_REMEMBERED = 10_000;
 
 export interface RuleLookup {
@@ -31,18 +32,14 @@ export interface RuleLookup {
   forget(): void;
 }
 
-interface CachedRule {
-  rule: ResolvedQuotaRule;
-  expiresAt: number;
-}
-
 export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' | 'ruleCache' | 'now'>, guard: StoreGuard): RuleLookup {
   const { defaults, now } = config;
   const { kind, source } = config.rules;
   const { ttlMs, maxEntries } = config.ruleCache;
-  const normalized = new Map<string, string>();
-  const resolved = new PairCache<ResolvedQuotaRule>(MAX_REMEMBERED);
-  const answered = new PairCache<CachedRule>(maxEntries);
+  const normalized = new BoundedCache<string, string>({ max: MAX_REMEMBERED });
+  const resolved = new PairCache<ResolvedQuotaRule>({ max: MAX_REMEMBERED });
+  // Kept past ttlMs until pushed out: the rule a failing source falls back to (lastKnown).
+  const answered = new PairCache<ResolvedQuotaRule>({ max: maxEntries, ttlMs, now });
   /** Questions to the source under way, by pair; bounded by the calls in flight. */
   const asking = new Map<string, Promise<ResolvedQuotaRule>>();
 
@@ -67,7 +64,6 @@ export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' 
       let apiPath = normalized.get(rawPath);
       if (apiPath === undefined) {
         apiPath = normalizeApiPath(rawPath);
-        if (normalized.size >= MAX_REMEMBERED) normalized.clear();
         normalized.set(rawPath, apiPath);
       }
       return apiPath;
@@ -82,15 +78,14 @@ export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' 
         }
         return rule;
       }
-      const askedAt = now();
       const cached = answered.get(clientId, apiPath);
-      if (cached && cached.expiresAt > askedAt) return cached.rule;
+      if (cached) return cached;
       const key = `${encodeURIComponent(clientId)} ${apiPath}`;
       const pending = asking.get(key);
       if (pending) return pending;
       const keep = (matched: MatchedRules | undefined): ResolvedQuotaRule => {
         const rule = checked(matched, apiPath);
-        answered.set(clientId, apiPath, { rule, expiresAt: askedAt + ttlMs });
+        answered.set(clientId, apiPath, rule);
         return rule;
       };
       let found: ReturnType<RuleSource['findRules']>;
@@ -120,7 +115,7 @@ export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' 
     },
 
     lastKnown(clientId, apiPath) {
-      return answered.get(clientId, apiPath)?.rule;
+      return answered.stale(clientId, apiPath);
     },
 
     forget() {

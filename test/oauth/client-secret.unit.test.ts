@@ -1,3 +1,4 @@
+import { randomBytes, scryptSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../src/core/errors.js';
 import { createSecretVerifier, hashClientSecret, isClientSecretHash, secretHashProblem, verifyClientSecret } from '../../src/oauth/client-secret.js';
@@ -46,6 +47,13 @@ describe('secretHashProblem: what is wrong with a configured hash', () => {
   });
 });
 
+/** A valid hash at the lowest cost scrypt takes, so a test can verify thousands of clients quickly. */
+function cheapHash(secret: string): string {
+  const salt = randomBytes(16);
+  const hash = scryptSync(secret, salt, 32, { N: 2, r: 1, p: 1 });
+  return ['scrypt', 2, 1, 1, salt.toString('base64url'), hash.toString('base64url')].join('$');
+}
+
 describe('createSecretVerifier: remembers successes only', () => {
   it('a wrong secret stays wrong after the right one was remembered', async () => {
     const secrets = createSecretVerifier();
@@ -76,5 +84,29 @@ describe('createSecretVerifier: remembers successes only', () => {
     expect(await verify('old-secret-value', oldHash)).toBe(true);
     expect(await verify('old-secret-value', newHash)).toBe(false);
     expect(await verify('new-secret-value', newHash)).toBe(true);
+  });
+
+  it('past 1,000 other clients, the secret of the active one is still remembered: no scrypt again', async () => {
+    const secrets = createSecretVerifier();
+    const active = cheapHash('the-active-secret');
+    expect(await secrets.verify('the-active-secret', active)).toBe(true);
+    for (let i = 0; i < 1_500; i++) {
+      const secret = `client-${i}-secret`;
+      expect(await secrets.verify(secret, cheapHash(secret))).toBe(true);
+      if (i % 100 === 0) expect(secrets.remembers('the-active-secret', active)).toBe(true);
+    }
+    expect(secrets.remembers('the-active-secret', active)).toBe(true);
+  });
+
+  it('at its bound, lets the least recently used client go first, not the active one', async () => {
+    const secrets = createSecretVerifier({ max: 2 });
+    const [active, idle, fresh] = ['active-secret', 'idle--secret', 'fresh-secret'].map((secret) => ({ secret, hash: cheapHash(secret) }));
+    await secrets.verify(active!.secret, active!.hash);
+    await secrets.verify(idle!.secret, idle!.hash);
+    expect(secrets.remembers(active!.secret, active!.hash)).toBe(true);
+    await secrets.verify(fresh!.secret, fresh!.hash);
+    expect(secrets.remembers(idle!.secret, idle!.hash)).toBe(false);
+    expect(secrets.remembers(active!.secret, active!.hash)).toBe(true);
+    expect(secrets.remembers(fresh!.secret, fresh!.hash)).toBe(true);
   });
 });

@@ -69,6 +69,19 @@ describe('the rule cache', () => {
     expect(small.calls).toEqual(['a /x', 'b /x', 'a /x', 'b /x']);
   });
 
+  it('when full, lets the least recently used client go first, not the active one', async () => {
+    const rules = countingSource(1_000);
+    const { quota } = service({ rules, ruleCache: { maxEntries: 2 } });
+    await quota.consume('active', '/x');
+    await quota.consume('idle', '/x');
+    await quota.consume('active', '/x');
+    await quota.consume('new', '/x');
+    await quota.consume('active', '/x');
+    expect(rules.calls).toEqual(['active /x', 'idle /x', 'new /x']);
+    await quota.consume('idle', '/x');
+    expect(rules.calls).toEqual(['active /x', 'idle /x', 'new /x', 'idle /x']);
+  });
+
   it('rejects a bad ruleCache at start, naming the field', () => {
     expect(() => createQuotaService({ ruleCache: { ttlMs: -1 } })).toThrow(/quota\.ruleCache\.ttlMs/);
     expect(() => createQuotaService({ ruleCache: { maxEntries: 0 } })).toThrow(/quota\.ruleCache\.maxEntries/);

@@ -16,7 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import { configurationError } from '../../core/errors.js';
-import { PairCache } from '../../core/pair-cache.js';
+import { PairCache } from '../../core/cache.js';
 import { globEscape, scanKeys } from '../../core/redis-scan.js';
 import type { RedisLike } from '../../core/store-clients.js';
 import { StoreFailedError } from '../../core/store-errors.js';
@@ -106,9 +106,9 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
   };
 
   // A client and path keep their keys until one of their buckets starts anew (the minute's, at
-  // the most once a minute): remembered, the guarded call builds no key strings.
+  // the most once a minute): remembered (10,000 pairs at most), the guarded call builds no key strings.
   type Remembered = { periods: string[]; starts: number[]; keys: string[] };
-  const remembered = new PairCache<Remembered>(10_000);
+  const remembered = new PairCache<Remembered>({ max: 10_000 });
   const stillValid = (known: Remembered, buckets: readonly QuotaBucket[]): boolean => {
     if (known.keys.length !== buckets.length) return false;
     for (let i = 0; i < buckets.length; i++) if (buckets[i]!.start !== known.starts[i] || buckets[i]!.period !== known.periods[i]) return false;

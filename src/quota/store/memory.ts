@@ -15,7 +15,7 @@
  * guarded call looks up one slot, not one counter per period.
  */
 import { configurationError } from '../../core/errors.js';
-import { PairCache } from '../../core/pair-cache.js';
+import { PairCache } from '../../core/cache.js';
 import { createMemoryHistoryStore } from '../../history/memory.js';
 import type { QuotaRule } from '../rules.js';
 import { checkConsumeRequest, ruleKey, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaBucket, type QuotaStore } from './types.js';
@@ -81,7 +81,7 @@ export function createMemoryQuotaStore(options: MemoryQuotaStoreOptions = {}): M
   const grace = options.expiryGraceMs ?? 5000;
   if (!Number.isSafeInteger(grace) || grace < 0) throw configurationError('invalid_option', 'expiryGraceMs', 'must be a non-negative integer');
   const slots = new Map<string, Slot>();
-  const keys = new PairCache<string>(KEYS_REMEMBERED);
+  const keys = new PairCache<string>({ max: KEYS_REMEMBERED });
   const keyOf = (clientId: string, apiPath: string): string => {
     let key = keys.get(clientId, apiPath);
     if (key === undefined) keys.set(clientId, apiPath, (key = slotKey(clientId, apiPath)));

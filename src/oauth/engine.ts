@@ -1,21 +1,22 @@
 /**
- * The glue to @node-oauth/oauth2-server. The engine runs the RFC 6749 mechanics (code issuance,
- * grant dispatch, PKCE verification, refresh scope narrowing, token response); everything OpenID
- * Connect and every engine pitfall is handled here, through a model built per request so it can
- * see the request's own facts (the authenticated client, the redirect_uri, the user's auth_time).
+ * The glue to @node-oauth/oauth2-server. The engine runs the authorization code mechanics (code
+ * issuance, the code exchange, PKCE verification, the token response); everything OpenID Connect
+ * and every engine pitfall is handled here, through a model built per request so it can see the
+ * request's own facts (the authenticated client, the redirect_uri, the user's auth_time). The
+ * refresh_token grant (refresh-grant.ts) and the client_credentials grant (client-credentials.ts)
+ * are the platform's own.
  */
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { PlatformResponse } from '../core/http.js';
-import { claimsForScope } from './claims.js';
 import type { OAuthContext } from './context.js';
 import { fromEngineError } from './errors.js';
-import { signIdToken } from './id-token.js';
+import { idTokenFor, revokeGrant } from './grant-tokens.js';
 import type { OAuthUser } from './options.js';
 import { redirectError, redirectTo } from './redirect.js';
-import type { AuthorizedUser, OAuthClientRecord, TokenRef } from './store/types.js';
+import type { AuthorizedUser, OAuthClientRecord } from './store/types.js';
 import { newGrantId, newToken, parseToken } from './token-format.js';
 
-const { InvalidGrantError, InvalidRequestError, InvalidScopeError } = OAuth2Server;
+const { InvalidGrantError, InvalidRequestError } = OAuth2Server;
 
 /** A validated authorization request: everything needed to issue a code once the user agrees. */
 export interface AuthorizationRequest {
@@ -105,33 +106,19 @@ interface GrantInProgress {
   grantId: string;
   authTime: number;
   nonce?: string;
-  /** The scope the user granted: a rotated refresh token keeps it even when the access token is narrowed (RFC 6749 6). */
+  /** The scope the user granted. */
   grantedScope: string[];
-  /** The refresh token presented, for a refresh; its rotation and the new tokens are stored in one step. */
-  presented?: TokenRef;
 }
 
-/** The model for one token request, by an already authenticated client. */
+/**
+ * The model for one authorization_code exchange, by an already authenticated client. The
+ * refresh_token grant does not go through the engine (refresh-grant.ts).
+ */
 export function tokenModel(context: OAuthContext, client: OAuthClientRecord, issuer: string, body: Record<string, string>) {
   const store = context.store;
   let grant: GrantInProgress | undefined;
-  /** The refresh token a rotation handed out, confirmed once its answer is written (confirmRotation). */
-  let successor: TokenRef | undefined;
-
-  const revoke = async (grantId: string, reason: string) => {
-    await store.revokeGrant(grantId);
-    context.logger.warn({ reason, clientId: client.id }, 'revoked a grant');
-  };
-  // RFC 9700 4.14.2: reuse of a rotated-out refresh token means it leaked; end the grant.
-  const reused = async (grantId: string, clientId: string, sub: string) => {
-    await revoke(grantId, 'rotated refresh token reused');
-    context.emit({ type: 'refresh_token.reused', clientId, sub });
-  };
 
   return {
-    /** After a refresh: the refresh token it handed out, for confirmRotation once the answer is written. */
-    rotatedTo: () => successor,
-
     getClient: async (clientId: string) => (clientId === client.id ? engineClient(client) : null),
 
     getAuthorizationCode: async (value: string) => {
@@ -140,7 +127,7 @@ export function tokenModel(context: OAuthContext, client: OAuthClientRecord, iss
       if (!ref || !record) return null;
       // RFC 6749 4.1.2 / 10.5: a second use of a code revokes every token issued from it.
       if (record.consumed) {
-        await revoke(ref.grantId, 'authorization code replayed');
+        await revokeGrant(context, ref.grantId, 'authorization code replayed', client.id);
         return null;
       }
       if (record.clientId !== client.id) return null;
@@ -167,37 +154,9 @@ export function tokenModel(context: OAuthContext, client: OAuthClientRecord, iss
     revokeAuthorizationCode: async (code: OAuth2Server.AuthorizationCode) => {
       const ref = parseToken(code.authorizationCode)!;
       const first = await store.consumeCode(ref);
-      if (!first) await revoke(ref.grantId, 'authorization code used concurrently');
+      if (!first) await revokeGrant(context, ref.grantId, 'authorization code used concurrently', client.id);
       return first;
     },
-
-    getRefreshToken: async (value: string) => {
-      const ref = parseToken(value);
-      const record = ref && (await store.findRefreshToken(ref));
-      if (!ref || !record) return null;
-      if (record.clientId !== client.id) {
-        // RFC 9700 4.14.2: a rotated-out token in another client's hands leaked; end the grant.
-        if (record.consumed) await reused(ref.grantId, record.clientId, record.user.sub);
-        return null;
-      }
-      // An earlier generation's token goes on to the store's rotation step, which alone knows
-      // whether it repeats a rotation still pending or is a reuse (docs/oauth.md#tokens).
-      // Refuse an escalation before the engine goes on, so the refresh token survives the refusal.
-      const extra = (body.scope ?? '').split(' ').filter((s) => s && !record.scope.includes(s));
-      if (extra.length > 0) throw new InvalidScopeError(`scope was not granted: ${extra.join(' ')}`);
-      grant = { grantId: ref.grantId, authTime: record.authTime, grantedScope: record.scope, presented: ref };
-      return {
-        refreshToken: value,
-        refreshTokenExpiresAt: engineDate(context, record.expiresAt),
-        scope: record.scope,
-        client: engineClient(client),
-        user: record.user,
-      };
-    },
-
-    // The rotation happens in saveToken, in the same store step as the new tokens: a failure in
-    // between cannot leave the client with a rotated token and nothing to replace it.
-    revokeToken: async () => true,
 
     generateAccessToken: async () => newToken(grant!.grantId).value,
     generateRefreshToken: async () => newToken(grant!.grantId).value,
@@ -206,13 +165,8 @@ export function tokenModel(context: OAuthContext, client: OAuthClientRecord, iss
       const current = grant!;
       const scope = (token.scope ?? []) as string[];
       const now = context.now();
-      const accessExpiresAt = now + context.lifetimes.accessToken * 1000;
-      const refreshExpiresAt = now + context.lifetimes.refreshToken * 1000;
-      // The engine issues a refresh token on every exchange; only offline_access earns one (OIDC Core 11),
-      // and a refresh always replaces the token presented.
-      const granted = current.grantedScope;
-      const refreshValue =
-        current.presented || (granted.includes('offline_access') && client.grants.includes('refresh_token')) ? token.refreshToken : undefined;
+      // The engine issues a refresh token on every exchange; only offline_access earns one (OIDC Core 11).
+      const refreshValue = current.grantedScope.includes('offline_access') && client.grants.includes('refresh_token') ? token.refreshToken : undefined;
       const saved: Record<string, unknown> = {
         accessToken: token.accessToken,
         accessTokenExpiresAt: new Date(Date.now() + context.lifetimes.accessToken * 1000),
@@ -226,36 +180,21 @@ export function tokenModel(context: OAuthContext, client: OAuthClientRecord, iss
       }
       // Signed before the tokens are stored, so nothing can fail once they are.
       if (scope.includes('openid')) {
-        const ring = context.keyRing();
-        // A stored client may name an algorithm no key signs any more: RS256 then (docs/oauth.md#signing-keys).
-        const key = (client.idTokenSigningAlg && ring.forAlg(client.idTokenSigningAlg)) || ring.current;
-        saved.id_token = await signIdToken(key, {
+        saved.id_token = await idTokenFor(context, {
           issuer,
-          clientId: client.id,
-          sub: user.sub,
-          claims: claimsForScope(user.sub, user.claims, scope),
+          client,
+          user,
+          scope,
           authTime: current.authTime,
           ...(current.nonce === undefined ? {} : { nonce: current.nonce }),
           accessToken: token.accessToken,
           now,
-          lifetimeSeconds: context.lifetimes.idToken,
         });
       }
-      const access = { ref: parseToken(token.accessToken)!, scope, expiresAt: accessExpiresAt, issuedAt: Math.floor(now / 1000) };
-      const refresh = refreshValue ? { ref: parseToken(refreshValue)!, expiresAt: refreshExpiresAt } : undefined;
-      if (current.presented) {
-        const outcome = await store.rotateRefreshToken(current.presented, { access, refresh: refresh! }, context.refreshRetryGraceMs);
-        if (outcome === 'reused') await reused(current.grantId, client.id, user.sub);
-        if (outcome !== 'rotated') throw new InvalidGrantError('the refresh token is no longer valid');
-        successor = refresh!.ref;
-      } else if (!(await store.issueTokens(refresh ? { access, refresh } : { access }))) {
-        throw new InvalidGrantError('the grant was revoked');
-      }
-      context.emit(
-        current.presented
-          ? { type: 'token.refreshed', clientId: client.id, sub: user.sub, grantType: 'refresh_token' }
-          : { type: 'token.issued', clientId: client.id, sub: user.sub, grantType: 'authorization_code' },
-      );
+      const access = { ref: parseToken(token.accessToken)!, scope, expiresAt: now + context.lifetimes.accessToken * 1000, issuedAt: Math.floor(now / 1000) };
+      const refresh = refreshValue ? { ref: parseToken(refreshValue)!, expiresAt: now + context.lifetimes.refreshToken * 1000 } : undefined;
+      if (!(await store.issueTokens(refresh ? { access, refresh } : { access }))) throw new InvalidGrantError('the grant was revoked');
+      context.emit({ type: 'token.issued', clientId: client.id, sub: user.sub, grantType: 'authorization_code' });
       return saved;
     },
   };

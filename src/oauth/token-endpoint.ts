@@ -8,7 +8,11 @@ import { issuerFor, type OAuthContext } from './context.js';
 import { tokenModel, withModel } from './engine.js';
 import { CLIENT_ENDPOINT_ERRORS, endpointErrorResponse, OAuthProtocolError } from './errors.js';
 import { readForm } from './form.js';
+import { refreshTokens } from './refresh-grant.js';
 import type { OAuthClientRecord, TokenRef } from './store/types.js';
+
+/** RFC 6749 5.1: token answers are never cached. */
+const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
 
 const GRANT_TYPES = new Set<string>(['authorization_code', 'refresh_token', 'client_credentials']);
 
@@ -61,7 +65,13 @@ export async function handleToken(request: PlatformRequest, context: OAuthContex
     const client = await authenticateClient(request, form, context);
     checkGrantType(form.grant_type, client);
     if (form.grant_type === 'client_credentials') {
-      return jsonResponse(200, await issueClientCredentials(context, client, form.scope), { 'cache-control': 'no-store', pragma: 'no-cache' });
+      return jsonResponse(200, await issueClientCredentials(context, client, form.scope), NO_STORE);
+    }
+    if (form.grant_type === 'refresh_token') {
+      const { body, successor } = await refreshTokens(context, client, issuerFor(context, request), form);
+      const response = jsonResponse(200, body, NO_STORE);
+      response.onSent = () => confirmRotation(context, successor);
+      return response;
     }
     const { client_secret: _secret, ...body } = form;
     const engineRequest = new OAuth2Server.Request({
@@ -78,17 +88,13 @@ export async function handleToken(request: PlatformRequest, context: OAuthContex
       engineResponse,
       withModel(model, {
         // Client authentication was done above (decoded Basic, throttled, constant time).
-        requireClientAuthentication: { authorization_code: false, refresh_token: false },
+        requireClientAuthentication: { authorization_code: false },
         allowExtendedTokenAttributes: true,
-        alwaysIssueNewRefreshToken: true,
         accessTokenLifetime: context.lifetimes.accessToken,
         refreshTokenLifetime: context.lifetimes.refreshToken,
       }),
     );
-    const response = jsonResponse(200, engineResponse.body, { 'cache-control': 'no-store', pragma: 'no-cache' });
-    const successor = model.rotatedTo();
-    if (successor) response.onSent = () => confirmRotation(context, successor);
-    return response;
+    return jsonResponse(200, engineResponse.body, NO_STORE);
   } catch (error) {
     return endpointErrorResponse(error, context.logger, 'token');
   }

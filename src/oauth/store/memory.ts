@@ -207,7 +207,8 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
     async findRefreshToken(ref) {
       const grant = live(ref.grantId);
       if (!grant) return undefined;
-      const record = JSON.parse(grant.json) as AuthorizationCodeRecord;
+      // The grant parsed once and deep-frozen, as the access tokens read it: a reader changes nothing stored.
+      const record = parsed(grant) as AuthorizationCodeRecord;
       const at = { grantId: ref.grantId, hash: ref.hash };
       if (matches(grant.refresh, ref.hash)) return refreshView(record, at, grant.refresh!.expiresAt);
       const earlier = earlierGeneration(grant, ref.hash, now());

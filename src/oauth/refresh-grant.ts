@@ -58,9 +58,21 @@ export async function refreshTokens(
   }
   const now = context.now();
   if (record.expiresAt <= now) throw invalidGrant('the refresh token has expired');
+  // OIDC Core 11: a refresh token lives on offline_access; once the client may no longer have it
+  // (its record's scopes cut it from the token), the grant's refresh tokens stop.
+  if (!record.scope.includes('offline_access')) throw invalidGrant('the refresh token is no longer valid: the client may no longer keep offline access');
   // An earlier generation's token goes on to the store's rotation step, which alone knows
   // whether it repeats a rotation still pending or is a reuse (docs/oauth.md#tokens).
-  const scope = scopeOf(form.scope, record.scope);
+  let scope: string[];
+  try {
+    scope = scopeOf(form.scope, record.scope);
+  } catch (error) {
+    // A client repeating a rotation whose answer it lost repeats its request, scope and all: an
+    // earlier generation's token sent with a scope it could never have had is a reuse (RFC 9700 4.14.2).
+    if (!record.consumed) throw error;
+    await endReusedGrant(context, presented.grantId, client.id, record.user.sub);
+    throw invalidGrant('the refresh token is no longer valid');
+  }
 
   const access = newToken(presented.grantId);
   const refresh = newToken(presented.grantId);

@@ -11,14 +11,15 @@ import type { OAuthEvent } from '../../../src/oauth/events.js';
 import { createMemoryOAuthStore, type OAuthStore } from '../../../src/oauth/store/index.js';
 import { describePostgres, describeRedis } from '../../support/services.js';
 import { memoryStores, postgresStores, redisStores, type StoreFactory } from '../shared-stores.js';
-import { ADAPTER_NAMES, closeHosts, startHost, testClock, type HostSetup, type TestHost, type TokenResponseBody } from './helpers.js';
+import { ADAPTER_NAMES, closeHosts, type Client, startHost, testClock, type HostSetup, type TestHost, type TokenResponseBody } from './helpers.js';
 
 afterEach(closeHosts);
 
 const SCOPE = 'openid offline_access';
+const ADMIN_TOKEN = 'operator-token-0123456789abcdef0123456789';
 
-async function refreshed(host: TestHost, refreshToken: string): Promise<TokenResponseBody> {
-  const res = await host.refresh(refreshToken);
+async function refreshed(host: TestHost, refreshToken: string, client?: Client): Promise<TokenResponseBody> {
+  const res = await host.refresh(refreshToken, {}, client);
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body as TokenResponseBody;
 }
@@ -102,6 +103,44 @@ describe.each(ADAPTER_NAMES)('refresh and the store on %s', (adapter) => {
     }
     expect(reuses()).toBe(1);
     await expectGrantEnded(host, second);
+  });
+
+  it('RFC 9700 4.14.2: a rotated-out refresh token sent with a scope never granted is a reuse too: invalid_grant, the grant ends', async () => {
+    const { host, reuses } = await hostWithEvents(adapter);
+    const first = await host.tokens({ scope: SCOPE });
+    const second = await refreshed(host, first.refresh_token!);
+
+    const replay = await host.refresh(first.refresh_token!, { scope: 'openid offline_access email' });
+    expect(replay.status).toBe(400);
+    expect(replay.body.error).toBe('invalid_grant');
+    expect(reuses()).toBe(1);
+    await expectGrantEnded(host, second);
+  });
+
+  it('RFC 6749 6: the current refresh token asked for a scope never granted gets invalid_scope and keeps working', async () => {
+    const host = await startHost(adapter);
+    const first = await host.tokens({ scope: SCOPE });
+    expect((await host.refresh(first.refresh_token!, { scope: 'openid offline_access email' })).body.error).toBe('invalid_scope');
+    await refreshed(host, first.refresh_token!);
+  });
+
+  it('OIDC Core 11: once the operator takes offline_access from the client, its refresh tokens stop with invalid_grant', async () => {
+    const host = await startHost(adapter, { platform: { admin: { token: ADMIN_TOKEN } } });
+    const operator = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+    const redirectUri = 'http://127.0.0.1:9/shop';
+    const created = await host.http().post('/admin/clients').set(operator).send(JSON.stringify({ name: 'Shop', redirectUris: [redirectUri] }));
+    expect(created.status, created.text).toBe(201);
+    const shop = { id: created.body.data.client.id as string, secret: created.body.data.client_secret as string, redirectUri };
+    const callback = await host.code({ client_id: shop.id, redirect_uri: redirectUri, scope: SCOPE });
+    const issued = await host.exchange(callback.get('code')!, { client: shop });
+    expect(issued.status, JSON.stringify(issued.body)).toBe(200);
+    const current = (await refreshed(host, (issued.body as TokenResponseBody).refresh_token!, shop)).refresh_token!;
+
+    const changed = await host.http().patch(`/admin/clients/${shop.id}`).set(operator).send(JSON.stringify({ scopes: ['openid', 'profile'] }));
+    expect(changed.status, changed.text).toBe(200);
+    const next = await host.refresh(current, {}, shop);
+    expect(next.status).toBe(400);
+    expect(next.body.error).toBe('invalid_grant');
   });
 
   it('RFC 9700 4.14.2: a refresh token two rotations old ends the grant too', async () => {

@@ -39,6 +39,10 @@ export default defineConfig({
           name: 'integration',
           include: ['test/**/*.test.ts'],
           exclude: [UNIT, CLUSTER],
+          // Each worker process runs file after file on one module graph: loading the library and the
+          // frameworks once per worker instead of once per file. Files keep ports, keys and schemas of
+          // their own, and what a test needs fresh it loads itself (vi.resetModules).
+          isolate: false,
         },
       },
       {

@@ -15,7 +15,6 @@
  * - A call shed by the local queue (StoreBusyError) is load: it fails alone and starts no outage.
  */
 import { StoreUnavailableError } from './errors.js';
-import { isThenable } from './maybe-promise.js';
 import type { Logger } from './logger.js';
 import { isStoreCallError, StoreBusyError, StoreFailedError, StoreTimeoutError, type StoreCallError } from './store-errors.js';
 import type { StoreLane } from './store-lane.js';
@@ -221,24 +220,4 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
       if (outage) succeeded(++issued);
     },
   };
-}
-
-/**
- * The same object with every method that returns a promise run through the guard; synchronous
- * answers (the memory store's) and other properties pass through untouched. With a lane, a
- * method is called only once it has a connection: its answer is a promise either way.
- */
-export function guardMethods<T extends object>(target: T, guard: StoreGuard): T {
-  return new Proxy(target, {
-    get(object, key, receiver) {
-      const value: unknown = Reflect.get(object, key, receiver);
-      if (typeof value !== 'function') return value;
-      const method = value as (...a: unknown[]) => unknown;
-      if (guard.queues) return (...args: unknown[]) => guard.run(() => Promise.resolve(method.apply(object, args)));
-      return (...args: unknown[]) => {
-        const answer: unknown = method.apply(object, args);
-        return isThenable(answer) ? guard.run(() => Promise.resolve(answer)) : answer;
-      };
-    },
-  });
 }

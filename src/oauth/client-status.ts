@@ -13,8 +13,7 @@ import type { Clock } from '../core/clock.js';
 import { deepFreeze } from '../core/deep-freeze.js';
 import type { MaybePromise } from '../core/maybe-promise.js';
 import { allowedScope } from './client-record.js';
-import type { ResolvedLifetimes } from './context.js';
-import type { OAuthClientRecord, OAuthStore } from './store/types.js';
+import type { OAuthClientRecord } from './store/types.js';
 
 export const STATUS_TTL_MS = 5_000;
 /** Client records kept at most; past it the least recently used goes first. */
@@ -76,23 +75,4 @@ export function clientStatusCache(
     },
     forget: (clientId) => known.delete(clientId),
   };
-}
-
-/** The store as the endpoints see it: clients that may act, and codes and tokens as their clients let them be served. */
-export function gateByClientStatus(store: OAuthStore, status: ClientStatus, lifetimes: ResolvedLifetimes): OAuthStore {
-  const served = <T extends Issued>(token: T | undefined, lifetimeSeconds: number) => token && status.serve(token, lifetimeSeconds * 1000);
-  const overrides: Partial<OAuthStore> = {
-    getClient: async (clientId) => {
-      const client = await status.record(clientId);
-      return isActive(client) ? client : undefined;
-    },
-    findCode: async (ref) => served(await store.findCode(ref), lifetimes.code),
-    findAccessToken: async (ref) => served(await store.findAccessToken(ref), lifetimes.accessToken),
-    findRefreshToken: async (ref) => served(await store.findRefreshToken(ref), lifetimes.refreshToken),
-    // Only the answer that needs no store call stays synchronous: see verifyAccessToken.
-    findAccessTokenSync: undefined,
-  };
-  return new Proxy(store, {
-    get: (target, key, receiver) => (Object.hasOwn(overrides, key) ? overrides[key as keyof OAuthStore] : Reflect.get(target, key, receiver)),
-  });
 }

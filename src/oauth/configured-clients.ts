@@ -5,36 +5,51 @@
  * of the same id (docs/oauth.md#clients). Clients registered through the admin API live in the
  * store.
  */
+import { configurationError } from '../core/errors.js';
+import type { StoreLayer } from './store-layer.js';
 import { clientPage } from './store/client-page.js';
 import type { OAuthClientRecord, OAuthStore } from './store/types.js';
 
 /**
  * The store with the configured clients in front: `records` resolves once their secrets are
  * hashed (part of the server's start); their ids are known at once, so the synchronous status
- * of an in-process store stays synchronous.
+ * of an in-process store stays synchronous. Every other call goes to `store` as it is.
  */
-export function withConfiguredClients(store: OAuthStore, ids: ReadonlySet<string>, records: () => Promise<readonly OAuthClientRecord[]>): OAuthStore {
+export function withConfiguredClients(store: OAuthStore, ids: ReadonlySet<string>, records: () => Promise<readonly OAuthClientRecord[]>): StoreLayer {
   const configured = async (clientId: string) => (await records()).find((client) => client.id === clientId);
-  const overrides: Partial<OAuthStore> = {
+  const findAccessTokenSync = store.findAccessTokenSync?.bind(store);
+  const clientStatusSync = store.clientStatusSync?.bind(store);
+  return {
     getClient: async (clientId) => (ids.has(clientId) ? structuredClone(await configured(clientId)) : store.getClient(clientId)),
+    // The admin API refuses to change a configured client before it gets here (409).
+    saveClient: async (client) => {
+      if (ids.has(client.id)) throw configurationError('invalid_client_record', 'id', `client ${client.id} comes from the options (oauth.clients)`);
+      await store.saveClient(client);
+    },
     // A page of both, in id order; the store is asked for as many more as a configured id may hide.
     listClients: async (page) => {
       const wanted = page?.limit === undefined ? page : { ...page, limit: page.limit + ids.size };
       const stored = (await store.listClients(wanted)).filter((client) => !ids.has(client.id));
       return clientPage([...structuredClone(await records()), ...stored], page);
     },
-    // The admin API refuses to change a configured client before it gets here (409).
-    saveClient: async (client) => {
-      if (ids.has(client.id)) throw new TypeError(`client ${client.id} comes from the options (oauth.clients)`);
-      await store.saveClient(client);
-    },
     deleteClient: async (clientId) => (ids.has(clientId) ? false : store.deleteClient(clientId)),
+    clientStatusSync: clientStatusSync && ((clientId) => (ids.has(clientId) ? 'active' : clientStatusSync(clientId))),
+
+    saveCode: (code) => store.saveCode(code),
+    findCode: (ref) => store.findCode(ref),
+    consumeCode: (ref) => store.consumeCode(ref),
+    issueTokens: (tokens) => store.issueTokens(tokens),
+    findAccessToken: (ref) => store.findAccessToken(ref),
+    findAccessTokenSync,
+    findRefreshToken: (ref) => store.findRefreshToken(ref),
+    rotateRefreshToken: (presented, next, retryGraceMs) => store.rotateRefreshToken(presented, next, retryGraceMs),
+    confirmRotation: (successor) => store.confirmRotation(successor),
+    issueClientToken: (token) => store.issueClientToken(token),
+    revokeAccessToken: (ref) => store.revokeAccessToken(ref),
+    revokeGrant: (grantId) => store.revokeGrant(grantId),
+    revokeUserGrants: (sub, clientId) => store.revokeUserGrants(sub, clientId),
+    getConsent: (sub, clientId) => store.getConsent(sub, clientId),
+    saveConsent: (sub, clientId, scopes) => store.saveConsent(sub, clientId, scopes),
+    useOnce: (id, expiresAt) => store.useOnce(id, expiresAt),
   };
-  if (store.clientStatusSync) {
-    const statusOf = store.clientStatusSync.bind(store);
-    overrides.clientStatusSync = (clientId) => (ids.has(clientId) ? 'active' : statusOf(clientId));
-  }
-  return new Proxy(store, {
-    get: (target, key, receiver) => (Object.hasOwn(overrides, key) ? overrides[key as keyof OAuthStore] : Reflect.get(target, key, receiver)),
-  });
 }

@@ -8,7 +8,7 @@ import { isPlainObject } from '../core/plain-object.js';
 import type { RouteDoc } from '../core/route-doc.js';
 import type { Namespace, Route } from '../core/router.js';
 import type { StoreConnection } from '../core/store-connection.js';
-import { createStoreGuard, guardMethods, type StoreGuard } from '../core/store-guard.js';
+import { createStoreGuard, type StoreGuard } from '../core/store-guard.js';
 import type { Telemetry } from '../core/telemetry.js';
 import { authorizeDoc, consentDoc, handleAuthorize, handleConsent } from './authorize.js';
 import { clientAuthFailureLimits } from './client-auth.js';
@@ -17,12 +17,11 @@ import { issuerFor, type OAuthContext } from './context.js';
 import { discoveryDoc, handleDiscovery, handleJwks, jwksDoc } from './discovery.js';
 import type { EmitEvent } from './events.js';
 import { clientRecordOf } from './client-record.js';
-import { clientStatusCache, gateByClientStatus } from './client-status.js';
-import { withConfiguredClients } from './configured-clients.js';
 import { browserErrorResponse, formatPlatformErrorAsOAuth } from './errors.js';
 import type { OAuthUser, ResolvedOAuthOptions } from './options.js';
 import { createMemoryOAuthStore } from './store/memory.js';
 import { startup } from './startup.js';
+import { composeOAuthStore } from './store-pipeline.js';
 import type { AccessTokenRecord, OAuthStore } from './store/types.js';
 import { createFailureThrottle, ReservationFailedError, type FailureThrottle } from './throttle.js';
 import { handleIntrospect, introspectDoc } from './introspection.js';
@@ -184,13 +183,19 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     onError: () => shared.telemetry.storeError(storeName),
     ...(connection?.lane ? { lane: connection.lane } : {}),
   });
-  const guarded = guardMethods(rawStore, storeGuard);
-  const started = startup(options, logger, { name: storeName, ...(connection ? { connection } : {}), reach: () => guarded.getClient('courier-platform-start') });
   const configuredIds = new Set(options.clients.map((client) => client.id));
-  const store = withConfiguredClients(guarded, configuredIds, started.clients);
-  // The configured clients' records but their secrets: what their tokens are served as, known at once.
-  const pinned = new Map(options.clients.map((client) => [client.id, clientRecordOf(client, undefined)]));
-  const clientStatus = clientStatusCache((clientId) => store.getClient(clientId), shared.now, pinned);
+  const layers = composeOAuthStore(rawStore, {
+    guard: storeGuard,
+    configured: {
+      ids: configuredIds,
+      records: () => started.clients(),
+      pinned: new Map(options.clients.map((client) => [client.id, clientRecordOf(client, undefined)])),
+    },
+    now: shared.now,
+    lifetimes,
+  });
+  const { clients: store, status: clientStatus } = layers;
+  const started = startup(options, logger, { name: storeName, ...(connection ? { connection } : {}), reach: () => layers.guarded.getClient('courier-platform-start') });
   if (options.signingKeys.length === 0) {
     logger.warn({}, 'oauth.signingKeys is not set: generating a signing key; id_tokens will not verify after a restart and other processes cannot share it');
   }
@@ -200,7 +205,7 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
   if (!options.authenticate) logger.warn({}, 'oauth.authenticate is not set: no user can sign in; pass a function that returns the signed-in user');
 
   const context: OAuthContext = {
-    store: gateByClientStatus(store, clientStatus, lifetimes),
+    store: layers.endpoints,
     get ready() {
       return started.ensure();
     },

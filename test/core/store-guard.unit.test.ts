@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { StoreUnavailableError } from '../../src/core/errors.js';
 import { StoreBusyError, StoreFailedError, StoreTimeoutError } from '../../src/core/store-errors.js';
-import { createStoreGuard, guardMethods, LATE_LIMIT } from '../../src/core/store-guard.js';
+import { createStoreGuard, LATE_LIMIT } from '../../src/core/store-guard.js';
 import { createStoreLane, MAX_WAITING } from '../../src/core/store-lane.js';
 import { capturingLogger } from '../support/logger.js';
 
@@ -176,14 +176,5 @@ describe('store guard', () => {
     const error = await guard.ask(down).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StoreFailedError);
     expect(error).toMatchObject({ code: 'store_failed', cause: { message: 'connection reset' } });
-  });
-
-  it('guardMethods guards promise-returning methods and leaves synchronous answers and fields alone', async () => {
-    const { guard } = setup();
-    const target = { kind: 'redis', sync: () => 42, failing: () => Promise.reject(new Error('boom')) };
-    const guarded = guardMethods(target, guard);
-    expect(guarded.kind).toBe('redis');
-    expect(guarded.sync()).toBe(42);
-    await expect(guarded.failing()).rejects.toBeInstanceOf(StoreUnavailableError);
   });
 });

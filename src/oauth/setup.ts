@@ -281,8 +281,7 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     route('GET', '/jwks', handleJwks, jwksDoc),
     route('GET', '/.well-known/openid-configuration', handleDiscovery, discoveryDoc),
   ];
-  // The guard's per-call lookups, taken from the store's wrappers once: reading a method through
-  // them on every call costs two proxy traps and a new closure each time.
+  // The guard's per-call lookups, taken once: the memory store answers them synchronously.
   const findAccessTokenSync = store.findAccessTokenSync;
   const clientStatusSync = store.clientStatusSync;
   const accessTokenLifetimeMs = lifetimes.accessToken * 1000;

@@ -1,5 +1,5 @@
 /**
- * The peer of the oauth-peer scenario: oidc-provider (panva) on its default in-memory adapter,
+ * The peer of the oauth-peer scenario: oidc-provider (panva) on its own in-memory adapter,
  * set up like `oauth.ts`'s memory server: the bench's RS256 signing key, one confidential client
  * (client_secret_basic, authorization_code + refresh_token), refresh tokens for offline_access,
  * rotated on every use, opaque access tokens, userinfo on.
@@ -8,10 +8,20 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import Provider, { type Configuration } from 'oidc-provider';
+import MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
+import LRU from 'oidc-provider/lib/helpers/lru.js';
 import { announceReady, listenLocal, requireEnv, stopServer } from '../lib/child.js';
 import { BENCH_CLIENT, USER_HEADER } from '../lib/oauth.js';
 
 const INTERACTION_PATH = '/interaction/';
+
+/**
+ * oidc-provider's default in-memory adapter keeps 1,000 entries, least recently used out first;
+ * every rotation adds two (the new access and refresh tokens), so under load it forgets live
+ * tokens within seconds. The same adapter class on a store of a million entries keeps every one
+ * of a run, as courier-platform's memory store keeps every unexpired token.
+ */
+const storage = new LRU({ maxSize: 1_000_000 });
 
 const key = JSON.parse(requireEnv('BENCH_SIGNING_KEY')) as Record<string, unknown>;
 
@@ -31,6 +41,7 @@ const configuration: Configuration = {
     },
   ],
   jwks: { keys: [key] },
+  adapter: (model) => new MemoryAdapter(model, storage),
   scopes: ['openid', 'offline_access'],
   claims: { openid: ['sub'], profile: ['name', 'preferred_username'] },
   cookies: { keys: ['bench-cookie-key'] },

@@ -10,6 +10,7 @@ declare module 'oidc-provider' {
     claims(): Record<string, unknown>;
   }
   interface Configuration {
+    adapter(model: string): unknown;
     clients: Record<string, unknown>[];
     jwks: { keys: Record<string, unknown>[] };
     scopes: string[];
@@ -38,4 +39,19 @@ declare module 'oidc-provider' {
     interactionFinished(req: IncomingMessage, res: ServerResponse, result: InteractionResult, options: { mergeWithLastSubmission: boolean }): Promise<void>;
   }
   export type { Configuration };
+}
+
+declare module 'oidc-provider/lib/helpers/lru.js' {
+  /** The bounded map behind the in-memory adapter. */
+  export default class LRU {
+    constructor(options: { maxSize: number });
+  }
+}
+
+declare module 'oidc-provider/lib/adapters/memory_adapter.js' {
+  import type LRU from 'oidc-provider/lib/helpers/lru.js';
+  /** The default in-memory adapter: one model's records in `store` (shared by every model). */
+  export default class MemoryAdapter {
+    constructor(model: string, store: LRU);
+  }
 }

@@ -3,7 +3,8 @@ import { courierScenario } from './courier.js';
 import { historyScenario } from './history.js';
 import { hostsScenario } from './hosts.js';
 import { oauthScenario } from './oauth.js';
+import { oauthPeerScenario } from './oauth-peer.js';
 import { quotaScenario } from './quota.js';
 
 /** Every scenario, in run order; `--only <name>` picks some. */
-export const scenarios: readonly Scenario[] = [courierScenario, oauthScenario, quotaScenario, historyScenario, hostsScenario];
+export const scenarios: readonly Scenario[] = [courierScenario, oauthScenario, oauthPeerScenario, quotaScenario, historyScenario, hostsScenario];

@@ -4,12 +4,13 @@
  */
 import { isActive, type ClientStatus } from './client-status.js';
 import type { ResolvedLifetimes } from './context.js';
-import type { StoreLayer } from './store-layer.js';
+import { passThrough, type StoreLayer } from './store-layer.js';
 import type { GrantBound, OAuthStore } from './store/types.js';
 
 export function gateByClientStatus(store: OAuthStore, status: ClientStatus, lifetimes: ResolvedLifetimes): StoreLayer {
   const served = <T extends GrantBound>(token: T | undefined, lifetimeSeconds: number) => token && status.serve(token, lifetimeSeconds * 1000);
   return {
+    ...passThrough(store),
     getClient: async (clientId) => {
       const client = await status.record(clientId);
       return isActive(client) ? client : undefined;
@@ -19,22 +20,5 @@ export function gateByClientStatus(store: OAuthStore, status: ClientStatus, life
     findRefreshToken: async (ref) => served(await store.findRefreshToken(ref), lifetimes.refreshToken),
     // Only the answer that needs no store call stays synchronous: see verifyAccessToken in setup.ts.
     findAccessTokenSync: undefined,
-    clientStatusSync: store.clientStatusSync?.bind(store),
-
-    saveClient: (client) => store.saveClient(client),
-    listClients: (page) => store.listClients(page),
-    deleteClient: (clientId) => store.deleteClient(clientId),
-    saveCode: (code) => store.saveCode(code),
-    consumeCode: (ref) => store.consumeCode(ref),
-    issueTokens: (tokens) => store.issueTokens(tokens),
-    rotateRefreshToken: (presented, next, retryGraceMs) => store.rotateRefreshToken(presented, next, retryGraceMs),
-    confirmRotation: (successor) => store.confirmRotation(successor),
-    issueClientToken: (token) => store.issueClientToken(token),
-    revokeAccessToken: (ref) => store.revokeAccessToken(ref),
-    revokeGrant: (grantId) => store.revokeGrant(grantId),
-    revokeUserGrants: (sub, clientId) => store.revokeUserGrants(sub, clientId),
-    getConsent: (sub, clientId) => store.getConsent(sub, clientId),
-    saveConsent: (sub, clientId, scopes) => store.saveConsent(sub, clientId, scopes),
-    useOnce: (id, expiresAt) => store.useOnce(id, expiresAt),
   };
 }

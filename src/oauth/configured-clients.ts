@@ -6,7 +6,7 @@
  * store.
  */
 import { configurationError } from '../core/errors.js';
-import type { StoreLayer } from './store-layer.js';
+import { passThrough, type StoreLayer } from './store-layer.js';
 import { clientPage } from './store/client-page.js';
 import type { OAuthClientRecord, OAuthStore } from './store/types.js';
 
@@ -17,9 +17,9 @@ import type { OAuthClientRecord, OAuthStore } from './store/types.js';
  */
 export function withConfiguredClients(store: OAuthStore, ids: ReadonlySet<string>, records: () => Promise<readonly OAuthClientRecord[]>): StoreLayer {
   const configured = async (clientId: string) => (await records()).find((client) => client.id === clientId);
-  const findAccessTokenSync = store.findAccessTokenSync?.bind(store);
   const clientStatusSync = store.clientStatusSync?.bind(store);
   return {
+    ...passThrough(store),
     getClient: async (clientId) => (ids.has(clientId) ? structuredClone(await configured(clientId)) : store.getClient(clientId)),
     // The admin API refuses to change a configured client before it gets here (409).
     saveClient: async (client) => {
@@ -34,22 +34,5 @@ export function withConfiguredClients(store: OAuthStore, ids: ReadonlySet<string
     },
     deleteClient: async (clientId) => (ids.has(clientId) ? false : store.deleteClient(clientId)),
     clientStatusSync: clientStatusSync && ((clientId) => (ids.has(clientId) ? 'active' : clientStatusSync(clientId))),
-
-    saveCode: (code) => store.saveCode(code),
-    findCode: (ref) => store.findCode(ref),
-    consumeCode: (ref) => store.consumeCode(ref),
-    issueTokens: (tokens) => store.issueTokens(tokens),
-    findAccessToken: (ref) => store.findAccessToken(ref),
-    findAccessTokenSync,
-    findRefreshToken: (ref) => store.findRefreshToken(ref),
-    rotateRefreshToken: (presented, next, retryGraceMs) => store.rotateRefreshToken(presented, next, retryGraceMs),
-    confirmRotation: (successor) => store.confirmRotation(successor),
-    issueClientToken: (token) => store.issueClientToken(token),
-    revokeAccessToken: (ref) => store.revokeAccessToken(ref),
-    revokeGrant: (grantId) => store.revokeGrant(grantId),
-    revokeUserGrants: (sub, clientId) => store.revokeUserGrants(sub, clientId),
-    getConsent: (sub, clientId) => store.getConsent(sub, clientId),
-    saveConsent: (sub, clientId, scopes) => store.saveConsent(sub, clientId, scopes),
-    useOnce: (id, expiresAt) => store.useOnce(id, expiresAt),
   };
 }

@@ -10,6 +10,7 @@ import { expect } from 'vitest';
 import type { CourierPlatformOptions } from '../../../src/options.js';
 import type { Platform } from '../../../src/platform.js';
 import type { OAuthOptions } from '../../../src/oauth/options.js';
+import type { OAuthStore } from '../../../src/oauth/store/index.js';
 import { CONFIDENTIAL, cheapClients, listen, oauthHost, oauthTestOptions, sharedSigningKey, type AdapterName } from '../../support/oauth.js';
 
 export { CONFIDENTIAL, ENCODED, OTHER, PUBLIC, SERVICE, USERS, ADAPTER_NAMES, rsaSigningKey } from '../../support/oauth.js';
@@ -24,6 +25,28 @@ export interface TestClock {
   /** Seconds since the epoch, as auth_time and id_token times count. */
   seconds(): number;
   advance(seconds: number): void;
+}
+
+/**
+ * `store` whose rotation, once `loseNext()` was called, commits and then fails on the way back
+ * (a timeout or a reset after the write): the refresh answers 503 and its tokens were stored.
+ */
+export function losingRotationAnswers(store: OAuthStore): { store: OAuthStore; loseNext(): void } {
+  let lose = false;
+  return {
+    store: {
+      ...store,
+      rotateRefreshToken: async (presented, next, grace) => {
+        const outcome = await store.rotateRefreshToken(presented, next, grace);
+        if (!lose) return outcome;
+        lose = false;
+        throw new Error('connection reset by the store');
+      },
+    },
+    loseNext: () => {
+      lose = true;
+    },
+  };
 }
 
 export function testClock(startMs = Date.UTC(2031, 4, 12, 8, 30, 0)): TestClock {

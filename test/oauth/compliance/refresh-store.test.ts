@@ -11,7 +11,7 @@ import type { OAuthEvent } from '../../../src/oauth/events.js';
 import { createMemoryOAuthStore, type OAuthStore } from '../../../src/oauth/store/index.js';
 import { describePostgres, describeRedis } from '../../support/services.js';
 import { memoryStores, postgresStores, redisStores, type StoreFactory } from '../shared-stores.js';
-import { ADAPTER_NAMES, closeHosts, type Client, startHost, testClock, type HostSetup, type TestHost, type TokenResponseBody } from './helpers.js';
+import { ADAPTER_NAMES, closeHosts, losingRotationAnswers, type Client, startHost, testClock, type HostSetup, type TestHost, type TokenResponseBody } from './helpers.js';
 
 afterEach(closeHosts);
 
@@ -66,21 +66,12 @@ describe.each(ADAPTER_NAMES)('refresh and the store on %s', (adapter) => {
   it('RFC 9700 4.14.2: a refresh stored but never answered stays pending: the same refresh token, even minutes later, gets fresh tokens and the grant lives on', async () => {
     const clock = testClock();
     const memory = createMemoryOAuthStore({ now: clock.now });
-    let loseNext = false;
-    const store: OAuthStore = {
-      ...memory,
-      // The rotation commits, then its answer is lost on the way back (a timeout, a reset).
-      rotateRefreshToken: async (presented, next, grace) => {
-        const outcome = await memory.rotateRefreshToken(presented, next, grace);
-        if (!loseNext) return outcome;
-        loseNext = false;
-        throw new Error('connection reset by the store');
-      },
-    };
+    // The rotation commits, then its answer is lost on the way back.
+    const { store, loseNext } = losingRotationAnswers(memory);
     const { host, reuses } = await hostWithEvents(adapter, { clock, oauth: { store } });
     const first = await host.tokens({ scope: SCOPE });
 
-    loseNext = true;
+    loseNext();
     expect((await host.refresh(first.refresh_token!)).status).toBe(503);
     clock.advance(300);
     const retry = await refreshed(host, first.refresh_token!);
@@ -259,19 +250,11 @@ function describeStoreRefresh(factory: () => StoreFactory) {
 
   it('RFC 9700 4.14.2: a rotation stored but never answered is repeated by the same refresh token, and the grant lives on', async () => {
     const { store: inner } = confirming(stores.open());
-    let loseNext = false;
-    const store: OAuthStore = {
-      ...inner,
-      rotateRefreshToken: async (presented, next, grace) => {
-        const outcome = await inner.rotateRefreshToken(presented, next, grace);
-        if (!loseNext) return outcome;
-        loseNext = false;
-        throw new Error('connection reset by the store');
-      },
-    };
+    // The rotation commits, then its answer is lost on the way back.
+    const { store, loseNext } = losingRotationAnswers(inner);
     const { host, reuses } = await hostWithEvents('express', { oauth: { store } });
     const first = await host.tokens({ scope: SCOPE });
-    loseNext = true;
+    loseNext();
     expect((await host.refresh(first.refresh_token!)).status).toBe(503);
     const retry = await refreshed(host, first.refresh_token!);
     await refreshed(host, retry.refresh_token!);

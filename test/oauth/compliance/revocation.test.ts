@@ -3,10 +3,10 @@
  * on every store.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { createMemoryOAuthStore, type OAuthStore } from '../../../src/oauth/store/index.js';
+import { createMemoryOAuthStore } from '../../../src/oauth/store/index.js';
 import { describePostgres, describeRedis } from '../../support/services.js';
 import { memoryStores, postgresStores, redisStores, type StoreFactory } from '../shared-stores.js';
-import { ADAPTER_NAMES, closeHosts, OTHER, PUBLIC, startHost, type TestHost } from './helpers.js';
+import { ADAPTER_NAMES, closeHosts, losingRotationAnswers, OTHER, PUBLIC, startHost, type TestHost } from './helpers.js';
 
 afterEach(closeHosts);
 
@@ -49,19 +49,11 @@ describe.each(ADAPTER_NAMES)('revocation on %s', (adapter) => {
 
   it('RFC 7009 2.2: a refresh token whose rotation is still pending (its answer lost), once revoked with 200, never issues tokens again', async () => {
     const memory = createMemoryOAuthStore();
-    let loseNext = false;
-    const store: OAuthStore = {
-      ...memory,
-      rotateRefreshToken: async (presented, next, grace) => {
-        const outcome = await memory.rotateRefreshToken(presented, next, grace);
-        if (!loseNext) return outcome;
-        loseNext = false;
-        throw new Error('connection reset by the store');
-      },
-    };
+    // The rotation commits, then its answer is lost on the way back.
+    const { store, loseNext } = losingRotationAnswers(memory);
     const host = await startHost(adapter, { oauth: { store } });
     const tokens = await host.tokens({ scope: SCOPE });
-    loseNext = true;
+    loseNext();
     expect((await host.refresh(tokens.refresh_token!)).status).toBe(503);
     expect((await host.revoke({ token: tokens.refresh_token! })).status).toBe(200);
     expect((await host.refresh(tokens.refresh_token!)).body.error).toBe('invalid_grant');

@@ -1,0 +1,88 @@
+/**
+ * platform.quota() itself, on Express unless stated: the name a parameterised route counts
+ * under, a guard that answers within the tick on memory stores, and a platform without quota.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import connect from 'connect';
+import express from 'express';
+import Koa from 'koa';
+import { courierPlatform as connectPlatform } from '../../adapters/connect.js';
+import { courierPlatform as expressPlatform } from '../../adapters/express.js';
+import { courierPlatform as koaPlatform } from '../../adapters/koa.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { createMemoryOAuthStore } from '../../src/oauth/store/memory.js';
+import { newGrantId, newToken } from '../../src/oauth/token-format.js';
+import { issueGrant } from '../oauth/store-conformance.js';
+import { oauthTestOptions, sharedSigningKey } from '../support/oauth.js';
+import { CONFIDENTIAL, ORDERS, bearer, ORDER_ITEM, PING, accessToken, closeHosts, startHost, usedOf } from './quota-helpers.js';
+
+describe('platform.quota(apiPath) names the endpoint of a parameterised route (express)', () => {
+  afterEach(closeHosts);
+
+  it('every id counts against /openapi/v1/orders/:id, and get_quota reports it under that name', async () => {
+    const host = await startHost('express', { quota: { defaults: { minute: 3 } } });
+    const { token } = await accessToken(host, CONFIDENTIAL);
+    const statuses: number[] = [];
+    for (const id of ['A1', 'B2', 'C3', 'D4']) {
+      statuses.push((await host.http().get(`${ORDERS}/${id}`).set(bearer(token))).status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    expect(host.handled.filter((h) => h === 'order')).toHaveLength(3);
+    expect(await usedOf(host, token, ORDER_ITEM)).toEqual([3, 3, 3]);
+  });
+});
+
+describe('the guard with the memory OAuth store and memory counters (express)', () => {
+  it("validates the token and charges within the tick: the host's next() runs before the middleware returns", async () => {
+    const store = createMemoryOAuthStore();
+    const grantId = newGrantId();
+    const { value, ref } = newToken(grantId);
+    await issueGrant(store, {
+      grantId,
+      code: { clientId: CONFIDENTIAL.id, expiresAt: Date.now() + 60_000 },
+      access: { ref, scope: ['openid', 'offline_access'], expiresAt: Date.now() + 3_600_000 },
+      refresh: false,
+    });
+    const platform = expressPlatform({
+      courier: false,
+      oauth: { ...oauthTestOptions(), store, signingKeys: [await sharedSigningKey()], authenticate: () => null },
+      quota: { defaults: { minute: 3 } },
+      logger: silentLogger,
+    });
+    await platform.platform.ready();
+    const guard = platform.quota();
+    const headers: Record<string, string> = {};
+    const res = { setHeader: (name: string, value: string) => void (headers[name] = value) } as unknown as express.Response;
+    const call = (token: string) => {
+      const req = { method: 'GET', url: PING, headers: { authorization: `Bearer ${token}` } } as unknown as express.Request;
+      let ranInTick = false;
+      let returned = false;
+      guard(req, res, () => {
+        ranInTick = !returned;
+      });
+      returned = true;
+      return { ranInTick, req };
+    };
+    const { ranInTick, req } = call(value);
+    expect(ranInTick).toBe(true);
+    expect(req.platformAuth).toEqual({ clientId: CONFIDENTIAL.id, sub: 'user-alice', scope: ['openid', 'offline_access'] });
+    expect(headers.ratelimit).toMatch(/^"minute";r=2;/);
+  });
+});
+
+describe('platform.quota() on a platform created with quota: false', () => {
+  const options = { courier: false as const, oauth: false as const, quota: false as const, logger: silentLogger };
+
+  it('throws a TypeError while the host defines its routes, on every adapter', () => {
+    const app = express();
+    const onExpress = expressPlatform(options);
+    expect(() => app.get(PING, onExpress.quota(), (_req, res) => res.end())).toThrow(TypeError);
+    expect(() => onExpress.quota()).toThrow(/quota/);
+
+    const onKoa = koaPlatform(options);
+    expect(() => new Koa().use(onKoa.quota())).toThrow(TypeError);
+
+    const onConnect = connectPlatform(options);
+    expect(() => connect().use(PING, onConnect.quota())).toThrow(TypeError);
+  });
+});

@@ -17,7 +17,7 @@ import { describeRecordConformance } from './store-conformance/records.js';
 import { describeRefreshConformance } from './store-conformance/refresh.js';
 import { describeRevocationAndConsentConformance } from './store-conformance/revocation-and-consents.js';
 
-export { accessView, BASE_TIME, codeRecord, issueGrant, nextTokens } from './store-conformance/fixtures.js';
+export { accessView, BASE_TIME, codeRecord, HOUR, issueGrant, MINUTE, nextTokens } from './store-conformance/fixtures.js';
 
 export interface OAuthStoreConformanceOptions {
   name: string;

@@ -1,4 +1,6 @@
+import { expect } from 'vitest';
 import { md5Signer, type Signer } from '../../src/courier/signing.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
 
 export const APP_ID = 'sandbox-app';
 export const APP_SECRET = 'sandbox-secret';
@@ -82,4 +84,16 @@ export function manualClock(start: string): { now: () => Date; set(iso: string):
       current += ms;
     },
   };
+}
+
+/** What sandbox.handle() answers to a signed call, in process. */
+export function run(sandbox: Sandbox, api: string, params: Record<string, unknown> = {}, appId = APP_ID, secret = APP_SECRET) {
+  return sandbox.handle(signed(api, params, { appId, secret })) as { code: number; message: string; data: any };
+}
+
+/** The data of a call sandbox.handle() must answer with code 0. */
+export function ok(sandbox: Sandbox, api: string, params: Record<string, unknown> = {}, appId = APP_ID, secret = APP_SECRET): any {
+  const envelope = run(sandbox, api, params, appId, secret);
+  expect(envelope, `${api}: ${envelope.message}`).toMatchObject({ code: 0, message: 'ok' });
+  return envelope.data;
 }

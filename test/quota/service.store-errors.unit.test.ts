@@ -1,0 +1,186 @@
+/**
+ * The quota service when its store or rule source fails (memory store made to fail, injected
+ * clock): `onStoreError` 'open' with its local insurance limit, 'closed', and a rule source
+ * answering a bad rule (docs/quota.md).
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  QuotaStoreError,
+  QuotaStoreTimeoutError,
+  guardVerdict,
+  quotaHeaders,
+  quotaReportResponse,
+  type QuotaDecision,
+  type RuleSource,
+} from '../../src/quota/index.js';
+import { at, type Failure, flakyStore, service } from './service-harness.js';
+
+describe("onStoreError: 'open'", () => {
+  it.each<Failure>(['reject', 'throw', 'hang'])('admits under the local insurance limit when the store fails (%s)', async (failure) => {
+    const store = flakyStore();
+    const { quota } = service({ store, storeTimeoutMs: 50, rules: [{ scope: 'global', apiPath: '/openapi/v1/orders', minute: 3 }] });
+    store.failure = failure;
+    const decisions: QuotaDecision[] = [];
+    for (let i = 0; i < 4; i++) decisions.push(await quota.consume(`app-${failure}`, '/openapi/v1/orders'));
+    // A call that hung may have been counted by the store: the insurance limiter counts it too.
+    const admittedBeforeTheLimit = failure === 'hang' ? 1 : 3;
+    expect(decisions.map((d) => [d.outcome, 'source' in d ? d.source : undefined])).toEqual(
+      [0, 1, 2, 3].map((i) => [i < admittedBeforeTheLimit ? 'admitted' : 'rejected', 'insurance']),
+    );
+    const last = decisions[3];
+    if (last?.outcome !== 'rejected') throw new Error('expected a rejection');
+    expect(last.exhausted).toEqual(['minute']);
+    expect(last.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(last.retryAfterSeconds).toBeLessThanOrEqual(60);
+    expect(quotaHeaders(decisions[0]!)).toMatchObject({ 'ratelimit-policy': '"minute";q=3;w=60, "day";q=1000;w=86400' });
+    expect(quota.degraded).toBe(true);
+  });
+
+  it('continues from the minute the store last reported: a used-up minute stays used up until it rolls over', async () => {
+    const store = flakyStore();
+    const { quota, advance } = service({ store, start: '2026-11-21T10:00:37Z', rules: [{ scope: 'global', apiPath: '/openapi/v1/orders', minute: 3 }] });
+    for (let i = 0; i < 3; i++) expect((await quota.consume('app', '/openapi/v1/orders')).outcome).toBe('admitted');
+    store.failure = 'reject';
+    const during: QuotaDecision[] = [];
+    for (let i = 0; i < 5; i++) during.push(await quota.consume('app', '/openapi/v1/orders'));
+    expect(during.map((d) => d.outcome === 'rejected' && d.source === 'insurance' && d.period)).toEqual(['minute', 'minute', 'minute', 'minute', 'minute']);
+    expect(guardVerdict(during[0]!)).toMatchObject({ pass: false, response: { status: 429 } });
+    expect(during[0]?.outcome === 'rejected' && during[0].resetAt).toBe(at('2026-11-21T10:01:00Z'));
+    advance(22_999); // 10:00:59.999
+    expect((await quota.consume('app', '/openapi/v1/orders')).outcome).toBe('rejected');
+    advance(1); // the next calendar minute
+    const next = [await quota.consume('app', '/openapi/v1/orders'), await quota.consume('app', '/openapi/v1/orders'), await quota.consume('app', '/openapi/v1/orders'), await quota.consume('app', '/openapi/v1/orders')];
+    expect(next.map((d) => [d.outcome, d.outcome !== 'store_unavailable' && d.source])).toEqual([
+      ['admitted', 'insurance'],
+      ['admitted', 'insurance'],
+      ['admitted', 'insurance'],
+      ['rejected', 'insurance'],
+    ]);
+    // Other clients and paths keep their own counts.
+    expect((await quota.consume('other-app', '/openapi/v1/orders')).outcome).toBe('admitted');
+  });
+
+  it('admits exactly what is left of the minute the store reported (50 of 60 leaves 10)', async () => {
+    const store = flakyStore();
+    const { quota } = service({ store, rules: [{ scope: 'global', apiPath: '/x', minute: 60, day: 0 }] });
+    for (let i = 0; i < 50; i++) await quota.consume('app', '/x');
+    store.failure = 'reject';
+    const outcomes: string[] = [];
+    for (let i = 0; i < 12; i++) outcomes.push((await quota.consume('app', '/x')).outcome);
+    expect(outcomes).toEqual([...Array<string>(10).fill('admitted'), 'rejected', 'rejected']);
+    const last = await quota.consume('app', '/x');
+    expect(last.outcome === 'rejected' && last.periods).toEqual([
+      { period: 'minute', limit: 60, used: 60, remaining: 0, unlimited: false, resetAt: at('2026-11-21T10:01:00Z') },
+    ]);
+  });
+
+  it('continues from the day the store reported too, where the day is limited', async () => {
+    const store = flakyStore();
+    const { quota, advance } = service({ store, start: '2026-11-21T23:58:10Z', rules: [{ scope: 'global', apiPath: '/x', minute: 10, day: 4 }] });
+    for (let i = 0; i < 4; i++) expect((await quota.consume('app', '/x')).outcome).toBe('admitted');
+    advance(60_000); // a fresh minute, the same day
+    store.failure = 'throw';
+    const d = await quota.consume('app', '/x');
+    expect(d.outcome === 'rejected' && [d.source, d.exhausted, d.period, d.resetAt]).toEqual(['insurance', ['day'], 'day', at('2026-11-22T00:00:00Z')]);
+    advance(60_000); // the next day
+    expect((await quota.consume('app', '/x')).outcome).toBe('admitted');
+  });
+
+  it('logs one warning per outage and one info when the store is back, which the next call finds by itself', async () => {
+    const store = flakyStore();
+    const { quota, logger, advance } = service({ store });
+    expect((await quota.consume('app', '/x')).outcome).toBe('admitted');
+    store.failure = 'reject';
+    for (let i = 0; i < 5; i++) {
+      const d = await quota.consume('app', '/x');
+      expect(d.outcome === 'admitted' && d.source).toBe('insurance');
+      expect((await quota.inspect('app', '/x')).outcome).toBe('store_unavailable');
+    }
+    expect(logger.records.map((r) => r.level)).toEqual(['warn']);
+    expect(logger.records[0]?.message).toMatch(/quota store unavailable.*onStoreError: open/);
+    expect(logger.records[0]?.fields).toMatchObject({ store: 'flaky', err: expect.objectContaining({ message: expect.stringMatching(/ECONNREFUSED/) }) });
+    store.failure = false;
+    advance(5000);
+    const back = await quota.consume('app', '/x');
+    expect(back.outcome === 'admitted' && back.source).toBe('store');
+    expect(back.outcome === 'admitted' && back.periods[0]?.used).toBe(2); // insurance calls are not in the store
+    expect(logger.records.map((r) => r.level)).toEqual(['warn', 'info']);
+    expect(logger.records[1]?.fields).toMatchObject({ unavailableForMs: 5000 });
+    expect(quota.degraded).toBe(false);
+    store.failure = 'throw';
+    await quota.consume('app', '/x');
+    expect(logger.records.map((r) => r.level)).toEqual(['warn', 'info', 'warn']);
+  });
+
+  it('gives up on a hanging store at the deadline', async () => {
+    const store = flakyStore();
+    const { quota } = service({ store, storeTimeoutMs: 30 });
+    store.failure = 'hang';
+    const started = performance.now();
+    const d = await quota.consume('app', '/x');
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(d.outcome === 'admitted' && d.source).toBe('insurance');
+  });
+
+  it('admits everything when insurance is off, and uses the defaults when the rule source fails', async () => {
+    const store = flakyStore();
+    const off = service({ store, insurance: false, rules: [{ scope: 'global', apiPath: '/x', minute: 1 }] });
+    store.failure = 'reject';
+    for (let i = 0; i < 5; i++) expect((await off.quota.consume('app', '/x')).outcome).toBe('admitted');
+
+    const rules: RuleSource = { findRules: () => Promise.reject(new Error('rules table gone')) };
+    const { quota, logger } = service({ rules, defaults: { minute: 2 } });
+    const decisions = [await quota.consume('app', '/x'), await quota.consume('app', '/x'), await quota.consume('app', '/x')];
+    expect(decisions.map((d) => d.outcome)).toEqual(['admitted', 'admitted', 'rejected']);
+    expect(decisions[0]?.outcome === 'admitted' && decisions[0].rule.scope).toBe('system');
+    expect(logger.records).toHaveLength(1);
+    expect((logger.records[0]?.fields?.err as Error | undefined)?.message).toMatch(/rule source failed: rules table gone/);
+  });
+});
+
+describe('a custom rule source returning a bad rule', () => {
+  it('is treated as a failing rule source, never charged with nonsense limits', async () => {
+    const rules: RuleSource = { findRules: async (_clientId, apiPath) => ({ global: { scope: 'global', apiPath, minute: -3 } }) };
+    const { quota, logger } = service({ rules, onStoreError: 'closed' });
+    const d = await quota.consume('app', '/x');
+    expect(d.outcome).toBe('store_unavailable');
+    expect(d.outcome === 'store_unavailable' && d.error.message).toMatch(/rule source failed: .*minute: must be at least 0/);
+    expect(logger.records).toHaveLength(1);
+  });
+});
+
+describe("onStoreError: 'closed'", () => {
+  it('answers store_unavailable (503, code 1) and recovers with the store', async () => {
+    const store = flakyStore();
+    const { quota, logger } = service({ store, onStoreError: 'closed', storeTimeoutMs: 30 });
+    for (const failure of ['reject', 'throw', 'hang'] as const) {
+      store.failure = failure;
+      const d = await quota.consume('app', '/x');
+      if (d.outcome !== 'store_unavailable') throw new Error(d.outcome);
+      expect(d.error).toBeInstanceOf(failure === 'hang' ? QuotaStoreTimeoutError : QuotaStoreError);
+      expect(d.rule?.scope).toBe('system');
+      const verdict = guardVerdict(d);
+      if (verdict.pass) throw new Error('passed');
+      expect(verdict.response.status).toBe(503);
+      expect(JSON.parse(verdict.response.body)).toMatchObject({ code: 1, data: null });
+      const inspection = await quota.inspect('app', '/x');
+      expect(inspection.outcome).toBe('store_unavailable');
+      expect(quotaReportResponse(inspection).status).toBe(503);
+    }
+    expect(logger.records.filter((r) => r.level === 'warn')).toHaveLength(1);
+    expect(logger.records[0]?.message).toMatch(/onStoreError: closed/);
+    store.failure = false;
+    const back = await quota.consume('app', '/x');
+    expect(back.outcome).toBe('admitted');
+    expect(store.consumed).toBe(1);
+  });
+
+  it('answers store_unavailable without a rule when the rule source fails', async () => {
+    const rules: RuleSource = { findRules: () => new Promise(() => {}) };
+    const { quota } = service({ rules, onStoreError: 'closed', storeTimeoutMs: 20 });
+    const d = await quota.consume('app', '/x');
+    expect(d.outcome).toBe('store_unavailable');
+    expect(d.outcome === 'store_unavailable' && d.rule).toBeUndefined();
+    expect(d.outcome === 'store_unavailable' && d.error.message).toMatch(/rule source did not answer within 20 ms/);
+  });
+});

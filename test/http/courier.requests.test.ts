@@ -4,6 +4,10 @@
  * option check at construction (docs/courier.md). The table of refused requests is the core's
  * work, so it runs whole on one adapter, and a sample of it (every kind of refusal) on each
  * adapter; everything an adapter could change (bodies, routing, host parsers) runs on all.
+ *
+ * Whole though past 350 lines: the per-adapter block starts its three apps (default, bodyLimit
+ * 1024, a host body parser) once for the sample of refusals and for bodies, routing and host
+ * parsers alike; split, every adapter's apps would start once per file.
  */
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -2,6 +2,10 @@
  * Host apps for the quota's HTTP tests: each mounts the platform (OAuth with the harness's
  * clients, quota, an injected clock) and guards two host routes of its own with
  * `platform.quota()`. Access tokens come through the public flow: authorize, consent, token.
+ *
+ * Whole though past 350 lines: every file that imports it uses all three parts together, the host
+ * (startHost), the token flow (accessToken or authorizationCode) and the calls (ping, getQuota,
+ * usedOf), and the calls name the very routes the host mounts.
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';

@@ -2,6 +2,10 @@
  * The authorization endpoint (RFC 6749 3.1 / 4.1.1 / 4.1.2, OIDC Core 3.1.2, RFC 9207, RFC 7636),
  * through HTTP on every adapter: which mistakes show an error page and which go back to the
  * client, the exact echo of state, and the login round trip for prompt / max_age.
+ *
+ * Whole though past 350 lines: this folder keeps one file per endpoint, and the last test checks
+ * every error_description the requests above received (more than 10 of them); split, that check
+ * would run in each part over a fraction of the answers.
  */
 import { decodeJwt } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -2,6 +2,10 @@
  * The token endpoint (RFC 6749 2.3, 3.2, 4.1.3, 5, 6, 10.5; RFC 7636 4.5-4.6; OAuth 2.0 Security
  * BCP 4.14) through HTTP on every adapter: client authentication, code exchange, PKCE, refresh
  * rotation and reuse detection, and the shape of every answer.
+ *
+ * Whole though past 350 lines: this folder keeps one file per endpoint, and the last test checks
+ * every error_description the requests above received (more than 20 of them); split, that check
+ * would run in each part over a fraction of the answers.
  */
 import type { Response } from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';

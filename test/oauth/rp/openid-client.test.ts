@@ -5,6 +5,10 @@
  * userinfo and refreshes. The "browser" in between is fetch with `redirect: 'manual'` and the test
  * session header. It runs on every adapter with the memory store, and on Express with the Redis
  * and PostgreSQL stores; some hosts derive the issuer from the Host header, others get publicUrl.
+ *
+ * Whole though past 350 lines: each case's tests run in order on one server as one sign-in (the
+ * code flow's tokens feed userinfo and the refresh), and every helper above the suite (the stores,
+ * the browser steps, the error readers) serves this suite alone.
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';

@@ -1,7 +1,8 @@
 /**
  * The one behaviour every OAuthStore must show (src/oauth/store/types.ts), run against memory,
- * Redis and PostgreSQL alike so the three cannot drift. Backend-specific checks live beside the
- * runner in stores.test.ts; the tests themselves live per concern in store-conformance/.
+ * Redis and PostgreSQL alike (stores.test.ts) so the three cannot drift; what only one backend can
+ * get wrong is in memory-store, redis-store and postgres-store.test.ts. The tests themselves live
+ * per concern in store-conformance/.
  *
  * One store per backend serves the whole suite; each test works on fresh ids, and the injected
  * clock is reset before each test and moved by hand to cross expiry deadlines.

@@ -1,13 +1,17 @@
 /**
- * GET /openapi/v1/ping on Fastify, Hono, Express, Connect or Koa (BENCH_HOST), bare (BENCH_GUARD=off)
- * or behind courier-platform's quota guard (BENCH_GUARD=on): the host's own route hook or
- * middleware, memory stores, the OAuth server in the same process. BENCH_GUARD=headers puts a hook
- * in the same place that only sets the two RateLimit headers every guarded answer carries, the same
- * way the adapter sets them: what any guard that keeps that promise costs before it checks a token
- * or counts a call. Hono runs on @hono/node-server, as Node users
- * serve it. On Express, Connect and Koa the guarded route comes first and the platform is mounted
- * after it (it serves the OAuth flow that makes the token), so the guard is the only layer the
- * guarded app has in front of the route and the bare one lacks.
+ * GET /openapi/v1/ping on Fastify, Hono, Express, Connect or Koa (BENCH_HOST), bare
+ * (BENCH_GUARD=off) or behind courier-platform's quota guard (BENCH_GUARD=on): the host's own
+ * route hook or middleware, memory stores, the OAuth server in the same process. Hono runs on
+ * @hono/node-server, as Node users serve it.
+ *
+ * On Hono, Express, Connect and Koa the guarded route comes first and the platform is mounted after
+ * it (it serves the OAuth flow that makes the token); the Fastify plugin only adds routes under its
+ * prefix. So the guard is the only layer the guarded app has in front of the route and the bare
+ * one lacks.
+ *
+ * BENCH_GUARD=headers puts a hook in the guard's place that only sets the two RateLimit headers
+ * every guarded answer carries, the way the adapter sets them: what any guard that keeps that
+ * promise costs before it checks a token or counts a call.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
@@ -71,9 +75,9 @@ if (host === 'fastify') {
   const app = new Hono();
   if (guarded) {
     const platform = honoPlatform({ ...common, oauth: { ...oauth, authenticate: (c) => authenticate!((c.env as { incoming: IncomingMessage }).incoming) } });
-    app.use(platform);
     await platform.platform.ready();
     app.get(PING_PATH, platform.quota(), (c) => c.json(PING_BODY));
+    app.use(platform);
   } else if (mode === 'headers') {
     app.get(
       PING_PATH,

@@ -161,9 +161,8 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
   }
 
   /**
-   * The key and PX for a grant record about to be written anew. Redis refuses a PX of 0 or less,
-   * and a record already expired is as good as absent: then whatever the key held is deleted and
-   * nothing is answered.
+   * The key and PX for a grant record about to be written anew; nothing when the record is already
+   * expired, which is as good as absent: whatever the key held is deleted, and nothing is written or indexed.
    */
   async function replacedGrant(grantId: string, expiresAt: number): Promise<{ key: string; left: number } | undefined> {
     const key = keys.grant(grantId);

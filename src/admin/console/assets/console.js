@@ -39,7 +39,7 @@
 
   // ---- screens -------------------------------------------------------------------------------
 
-  /** Requests one screen has open at once: a browser's connections to one HTTP/1.1 origin. */
+  /** Applications a screen reads at once: as many as a browser has connections to one HTTP/1.1 origin. */
   const PARALLEL = 6;
   /** The admin API's largest page of applications. */
   const LARGEST_PAGE = 500;

@@ -5,11 +5,14 @@
  * and past 1,000 applications says what it left out. No screen has more than six history
  * requests open at once. The history route is answered by the test, in its contract's shape.
  */
+import { mkdir } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import type { Browser, Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeWithChromium, launchChromium, unexpected } from '../support/chromium.js';
 import { startExample, type RunningExample } from '../support/example.js';
 
+const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
 const TOKEN = 'console-pages-token-0123456789abcdef0123456789';
 const REGISTERED = 105;
 const describeBrowser = describeWithChromium();
@@ -94,8 +97,16 @@ describeBrowser('the operator console over many applications', { timeout: 120_00
     await expect.poll(shownCount).toBe('50 applications shown, and more.');
     expect(await page.getByRole('article').count()).toBe(50);
     expect(await page.getByRole('article', { name: last.name }).count()).toBe(0);
-
     const more = page.getByRole('button', { name: 'Show more applications' });
+    // The end of the first page, where the control for the next one is.
+    await mkdir(ARTIFACTS, { recursive: true });
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      await more.scrollIntoViewIfNeeded();
+      await page.screenshot({ path: `${ARTIFACTS}console-applications-paged-${width}.png` });
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+
     await more.click();
     await expect.poll(shownCount).toBe('100 applications shown, and more.');
     // The keyboard is taken to the first of the new cards.
@@ -139,6 +150,29 @@ describeBrowser('the operator console over many applications', { timeout: 120_00
     await page.unroute('**/admin/usage/history?*');
   });
 
+  it('shows an application it registers at once, wherever its id falls, and once only when its page comes', async () => {
+    await answerHistory({});
+    await page.getByRole('link', { name: 'Applications' }).click();
+    await expect.poll(shownCount).toBe('50 applications shown, and more.');
+    await page.getByText('Register an application').click();
+    await page.getByLabel('Name').fill('Registered among many');
+    await page.getByLabel('Redirect URIs, one a line').fill('https://many.example/callback');
+    await page.getByRole('button', { name: 'Register' }).click();
+    await page.locator('.secret-value').waitFor();
+    const card = page.getByRole('article', { name: 'Registered among many' });
+    await card.waitFor();
+    const more = page.getByRole('button', { name: 'Show more applications' });
+    const loading = page.getByRole('button', { name: 'Show more applications', disabled: true });
+    while (await more.isVisible()) {
+      await more.click();
+      await expect.poll(() => loading.count()).toBe(0);
+    }
+    await expect.poll(shownCount).toBe(`${REGISTERED + 2} applications shown.`);
+    expect(await page.getByRole('article').count()).toBe(REGISTERED + 2);
+    expect(await card.count()).toBe(1);
+    await page.unroute('**/admin/usage/history?*');
+  });
+
   it('past 1,000 applications, sums the first 1,000 and says that it left the others out', async () => {
     const fake = Array.from({ length: 1200 }, (_, i) => ({ id: `app_${String(i).padStart(5, '0')}`, name: `Fleet app ${i}`, status: 'active', source: 'store' }));
     const pages: { limit: number; cursor: string | null }[] = [];
@@ -152,7 +186,7 @@ describeBrowser('the operator console over many applications', { timeout: 120_00
       return route.fulfill({ contentType: 'application/json', body: JSON.stringify({ code: 0, message: 'ok', data, next_cursor: next }) });
     });
     const seen = await answerHistory({ [fake[999]!.id]: 5, [fake[1000]!.id]: 500 });
-    await page.reload();
+    await page.getByRole('link', { name: 'Overview' }).click();
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
     await page.locator('.chart canvas').first().waitFor();
     expect(await page.getByText('Summed over the first 1,000 applications in id order, and the busiest of those: there are more').isVisible()).toBe(true);

@@ -214,6 +214,8 @@
       cursor = undefined;
       shown = new Set();
       list.replaceChildren();
+      next.hidden = true;
+      count.textContent = '';
       box.textContent = '';
       await more(false);
     }

@@ -17,6 +17,9 @@ const TOKEN = 'console-pages-token-0123456789abcdef0123456789';
 const REGISTERED = 105;
 const describeBrowser = describeWithChromium();
 
+/** A page of 50 cards makes 100 requests, six at a time: seconds on a busy machine. */
+const SETTLED = { timeout: 30_000 };
+
 interface Listed {
   id: string;
   name: string;
@@ -94,7 +97,7 @@ describeBrowser('the operator console over many applications', { timeout: 120_00
     const seen = await answerHistory({});
     await page.reload();
     await page.getByRole('heading', { level: 1, name: 'Applications' }).waitFor();
-    await expect.poll(shownCount).toBe('50 applications shown, and more.');
+    await expect.poll(shownCount, SETTLED).toBe('50 applications shown, and more.');
     expect(await page.getByRole('article').count()).toBe(50);
     expect(await page.getByRole('article', { name: last.name }).count()).toBe(0);
     const more = page.getByRole('button', { name: 'Show more applications' });
@@ -108,11 +111,11 @@ describeBrowser('the operator console over many applications', { timeout: 120_00
     await page.setViewportSize({ width: 1280, height: 900 });
 
     await more.click();
-    await expect.poll(shownCount).toBe('100 applications shown, and more.');
+    await expect.poll(shownCount, SETTLED).toBe('100 applications shown, and more.');
     // The keyboard is taken to the first of the new cards.
     expect(await page.evaluate('document.activeElement?.textContent')).toBe(all[50]!.name);
     await more.click();
-    await expect.poll(shownCount).toBe(`${REGISTERED + 1} applications shown.`);
+    await expect.poll(shownCount, SETTLED).toBe(`${REGISTERED + 1} applications shown.`);
     expect(await more.isHidden()).toBe(true);
     expect(await page.getByRole('article').count()).toBe(REGISTERED + 1);
     expect(seen.most).toBeGreaterThan(1);
@@ -125,9 +128,9 @@ describeBrowser('the operator console over many applications', { timeout: 120_00
     expect((await api('GET', `clients/${last.id}`)).data.status).toBe('suspended');
 
     await page.getByRole('link', { name: '← Applications' }).click();
-    await expect.poll(shownCount).toBe('50 applications shown, and more.');
+    await expect.poll(shownCount, SETTLED).toBe('50 applications shown, and more.');
     await page.getByLabel('Status', { exact: true }).selectOption('suspended');
-    await expect.poll(shownCount).toBe('1 application shown.');
+    await expect.poll(shownCount, SETTLED).toBe('1 application shown.');
     const card = page.getByRole('article');
     expect(await card.count()).toBe(1);
     expect(await card.getByRole('heading').textContent()).toBe(last.name);
@@ -153,7 +156,7 @@ describeBrowser('the operator console over many applications', { timeout: 120_00
   it('shows an application it registers at once, wherever its id falls, and once only when its page comes', async () => {
     await answerHistory({});
     await page.getByRole('link', { name: 'Applications' }).click();
-    await expect.poll(shownCount).toBe('50 applications shown, and more.');
+    await expect.poll(shownCount, SETTLED).toBe('50 applications shown, and more.');
     await page.getByText('Register an application').click();
     await page.getByLabel('Name').fill('Registered among many');
     await page.getByLabel('Redirect URIs, one a line').fill('https://many.example/callback');
@@ -165,9 +168,9 @@ describeBrowser('the operator console over many applications', { timeout: 120_00
     const loading = page.getByRole('button', { name: 'Show more applications', disabled: true });
     while (await more.isVisible()) {
       await more.click();
-      await expect.poll(() => loading.count()).toBe(0);
+      await expect.poll(() => loading.count(), SETTLED).toBe(0);
     }
-    await expect.poll(shownCount).toBe(`${REGISTERED + 2} applications shown.`);
+    await expect.poll(shownCount, SETTLED).toBe(`${REGISTERED + 2} applications shown.`);
     expect(await page.getByRole('article').count()).toBe(REGISTERED + 2);
     expect(await card.count()).toBe(1);
     await page.unroute('**/admin/usage/history?*');

@@ -1,5 +1,5 @@
 /**
- * Chromium for the operator console's browser tests: the Debian package, or CHROMIUM_PATH in CI.
+ * Chromium for the browser tests: the Debian package, or CHROMIUM_PATH in CI.
  * Without the binary a suite is skipped with a visible message, unless REQUIRE_SERVICES=1 (CI),
  * where that is a failure, as test/support/services.ts does for the stores.
  */
@@ -15,7 +15,7 @@ export function describeWithChromium() {
   if (process.env.REQUIRE_SERVICES === '1') {
     throw new Error(`no Chromium at ${CHROMIUM_PATH} but REQUIRE_SERVICES=1: the browser tests must run (install chromium or set CHROMIUM_PATH)`);
   }
-  console.warn(`\n  [skipped] operator console browser tests: no Chromium at ${CHROMIUM_PATH}; install it or set CHROMIUM_PATH to run them\n`);
+  console.warn(`\n  [skipped] browser tests: no Chromium at ${CHROMIUM_PATH}; install it or set CHROMIUM_PATH to run them\n`);
   return describe.skip;
 }
 

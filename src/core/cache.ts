@@ -11,6 +11,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import { systemClock, type Clock } from './clock.js';
+import { configurationError } from './errors.js';
 
 export interface CacheOptions {
   /** Most entries held (for a PairCache: pairs). Past it the least recently used go first. */
@@ -32,7 +33,7 @@ class Lifetimes {
   private readonly now: Clock;
 
   constructor(options: CacheOptions) {
-    if (!Number.isSafeInteger(options.max) || options.max < 1) throw new RangeError(`a cache's max must be a positive integer, not ${options.max}`);
+    if (!Number.isSafeInteger(options.max) || options.max < 1) throw configurationError('invalid_option', 'max', `a cache's max must be a positive integer, not ${options.max}`);
     this.ttlMs = options.ttlMs;
     this.now = options.now ?? systemClock;
   }

@@ -74,6 +74,15 @@ function memoised(build: () => StoreConnection['warm']): StoreConnection['warm']
   };
 }
 
+const connections = new WeakMap<object, StoreConnection>();
+
+/** One connection per client object, built by `make` the first time: the OAuth and the quota store usually share a pool or client. */
+function onePer<C extends object>(client: C, make: (client: C) => StoreConnection): StoreConnection {
+  let connection = connections.get(client);
+  if (!connection) connections.set(client, (connection = make(client)));
+  return connection;
+}
+
 // ---- PostgreSQL -------------------------------------------------------------------------
 
 interface PgPoolShape {
@@ -101,12 +110,12 @@ function pgLabel(pool: PgPoolShape): string {
   return `PostgreSQL at ${address}${database ? `/${database}` : ''}`;
 }
 
-const pgConnections = new WeakMap<object, StoreConnection>();
-
 /** A pg pool (or client): opens `max` connections at start and queues calls for them in a lane. */
 export function pgConnection(pool: PgQueryable): StoreConnection {
-  let connection = pgConnections.get(pool);
-  if (connection) return connection;
+  return onePer(pool, newPgConnection);
+}
+
+function newPgConnection(pool: PgQueryable): StoreConnection {
   const shape = pool as PgQueryable & PgPoolShape;
   const label = pgLabel(shape);
   const lane = laneOfPool(pool);
@@ -125,9 +134,7 @@ export function pgConnection(pool: PgQueryable): StoreConnection {
       throw new Error(describeFailure(label, error), { cause: error });
     }),
   );
-  connection = { label, ...(lane ? { lane } : {}), warm };
-  pgConnections.set(pool, connection);
-  return connection;
+  return { label, ...(lane ? { lane } : {}), warm };
 }
 
 // ---- Redis ------------------------------------------------------------------------------
@@ -246,19 +253,17 @@ async function connectMasters(client: RedisShape, label: string, deadlineMs: num
   await Promise.all(nodes.map((node) => whenReady(node, label, deadlineMs)));
 }
 
-const redisConnections = new WeakMap<object, StoreConnection>();
-
 /** An ioredis client or Cluster: `ready()` waits for it to be connected. */
 export function redisConnection(client: RedisLike): StoreConnection {
-  let connection = redisConnections.get(client);
-  if (connection) return connection;
+  return onePer(client, newRedisConnection);
+}
+
+function newRedisConnection(client: RedisLike): StoreConnection {
   const shape = client as RedisLike & RedisShape;
   const label = redisLabel(shape);
   const warm = memoised(() => async (deadlineMs = START_DEADLINE_MS) => {
     await whenReady(shape, label, deadlineMs);
     if (shape.isCluster === true) await connectMasters(shape, label, deadlineMs);
   });
-  connection = { label, warm };
-  redisConnections.set(client, connection);
-  return connection;
+  return { label, warm };
 }

@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { configurationError } from '../core/errors.js';
 import { isPlainObject } from '../core/plain-object.js';
 import { SandboxCode, SandboxError, show } from './codes.js';
 import type { RunningSandbox, Sandbox, SandboxListenOptions } from './types.js';
@@ -140,10 +141,10 @@ export function listenSandbox(sandbox: Sandbox, options: SandboxListenOptions = 
   const port = options.port ?? 0;
   const host = options.host ?? '127.0.0.1';
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    return Promise.reject(new TypeError(`sandbox.listen: port must be an integer 0..65535, got ${show(port)}`));
+    return Promise.reject(configurationError('invalid_option', 'port', `sandbox.listen: must be an integer 0..65535, got ${show(port)}`));
   }
   if (typeof host !== 'string' || host === '') {
-    return Promise.reject(new TypeError(`sandbox.listen: host must be a non-empty string, got ${show(host)}`));
+    return Promise.reject(configurationError('invalid_option', 'host', `sandbox.listen: must be a non-empty string, got ${show(host)}`));
   }
   const server = createServer((req, res) => onRequest(sandbox, req, res));
   return new Promise<RunningSandbox>((resolve, reject) => {

@@ -303,26 +303,28 @@ export class AppLedger {
 
   /** Forgets the oldest tenth of the orders (with their bill rows) in one pass. */
   private trimOrders(): void {
-    let drop = Math.max(1, Math.ceil(this.maxRecords / 10));
-    for (const order of this.orders.values()) {
-      if (drop-- <= 0) break;
-      this.orders.delete(order.orderId);
-      if (order.sellerOrderNo !== undefined && this.ordersBySeller.get(order.sellerOrderNo) === order) {
-        this.ordersBySeller.delete(order.sellerOrderNo);
-      }
-    }
+    forgetOldest(this.orders, this.ordersBySeller, this.trimBatch());
     this.bills = this.bills.filter((row) => this.orders.has(row.orderId));
   }
 
   private trimPreOrders(): void {
-    let drop = Math.max(1, Math.ceil(this.maxRecords / 10));
-    for (const preOrder of this.preOrders.values()) {
-      if (drop-- <= 0) break;
-      this.preOrders.delete(preOrder.preorderId);
-      if (preOrder.sellerOrderNo !== undefined && this.preOrdersBySeller.get(preOrder.sellerOrderNo) === preOrder) {
-        this.preOrdersBySeller.delete(preOrder.sellerOrderNo);
-      }
-    }
+    forgetOldest(this.preOrders, this.preOrdersBySeller, this.trimBatch());
+  }
+
+  private trimBatch(): number {
+    return Math.max(1, Math.ceil(this.maxRecords / 10));
+  }
+}
+
+/**
+ * Drops the first `count` records (a Map iterates in insertion order, so the oldest) and the
+ * seller numbers that still point at them; a number taken over by a later record stays.
+ */
+function forgetOldest<T extends { sellerOrderNo?: string }>(records: Map<string, T>, bySeller: Map<string, T>, count: number): void {
+  for (const [id, record] of records) {
+    if (count-- <= 0) break;
+    records.delete(id);
+    if (record.sellerOrderNo !== undefined && bySeller.get(record.sellerOrderNo) === record) bySeller.delete(record.sellerOrderNo);
   }
 }
 

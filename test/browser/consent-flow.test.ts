@@ -8,35 +8,14 @@
  * test/artifacts/ (ignored by git). Without a Chromium binary the suite is skipped with a visible message, unless
  * REQUIRE_SERVICES=1 (CI), where that is a failure.
  */
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page, type Response } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page, Response } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeWithChromium, launchChromium } from '../support/chromium.js';
 import { startExample, type RunningExample } from '../support/example.js';
 
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
-const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-quic',
-];
-
-/** The same gate as test/support/services.ts, for the browser. */
-function describeWithChromium() {
-  if (existsSync(CHROMIUM_PATH)) return describe;
-  if (process.env.REQUIRE_SERVICES === '1') {
-    throw new Error(`no Chromium at ${CHROMIUM_PATH} but REQUIRE_SERVICES=1: the browser tests must run (install chromium or set CHROMIUM_PATH)`);
-  }
-  console.warn(`\n  [skipped] browser tests: no Chromium at ${CHROMIUM_PATH}; install it or set CHROMIUM_PATH to run them\n`);
-  return describe.skip;
-}
 const describeBrowser = describeWithChromium();
 
 // ---------------------------------------------------------------------------------------------
@@ -56,7 +35,7 @@ describeBrowser('consent flow in Chromium on the running example', { timeout: 60
   beforeAll(async () => {
     [example, browser] = await Promise.all([
       startExample(),
-      chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS }),
+      launchChromium(),
     ]);
     page = await browser.newPage({ viewport: { width: 900, height: 700 } });
     page.setDefaultTimeout(15_000);

@@ -5,46 +5,19 @@
  * registers one, opens it, sees its usage chart, rotates and copies its secret, suspends and
  * resumes it, ends a user's grants, edits a stored rule and deletes the application. Every
  * request the page makes stays on the example's origin, and the page logs no error. Screenshots
- * at 1280 and 390 px wide are saved in test/artifacts/ (ignored by git). Without a Chromium
- * binary the suite is skipped with a visible message, unless REQUIRE_SERVICES=1 (CI), where that
- * is a failure.
+ * at 1280 and 390 px wide are saved in test/artifacts/ (ignored by git).
  */
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type ConsoleMessage, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeWithChromium, launchChromium, unexpected } from '../support/chromium.js';
 import { startExample, type RunningExample } from '../support/example.js';
 
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
-const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'];
 const TOKEN = 'console-test-token-0123456789abcdef0123456789';
 const QUOTA_MINUTE = 5;
-
-/** The same gate as test/support/services.ts, for the browser. */
-function describeWithChromium() {
-  if (existsSync(CHROMIUM_PATH)) return describe;
-  if (process.env.REQUIRE_SERVICES === '1') {
-    throw new Error(`no Chromium at ${CHROMIUM_PATH} but REQUIRE_SERVICES=1: the browser tests must run (install chromium or set CHROMIUM_PATH)`);
-  }
-  console.warn(`\n  [skipped] operator console browser tests: no Chromium at ${CHROMIUM_PATH}; install it or set CHROMIUM_PATH to run them\n`);
-  return describe.skip;
-}
 const describeBrowser = describeWithChromium();
-
-/**
- * Chromium reports every failed fetch as a console error. The console's first call answers 401
- * until the operator signs in, the wrong token this test types first a 403, and the history route
- * may be absent (404, shown as "No history"); these are the page working. Anything else (a CSP
- * violation, a script error) is a failure.
- */
-function unexpected(message: ConsoleMessage, base: string): boolean {
-  if (message.type() !== 'error') return false;
-  const url = message.location().url;
-  const expectedStatus = /^Failed to load resource: the server responded with a status of (401|403|404)\b/.test(message.text());
-  return !(expectedStatus && url.startsWith(`${base}/admin/`));
-}
 
 describeBrowser('the operator console in Chromium on the running example', { timeout: 120_000 }, () => {
   let example: RunningExample | undefined;
@@ -88,7 +61,7 @@ describeBrowser('the operator console in Chromium on the running example', { tim
   beforeAll(async () => {
     [example, browser] = await Promise.all([
       startExample({ env: { ADMIN_TOKEN: TOKEN, QUOTA_MINUTE: String(QUOTA_MINUTE) } }),
-      chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS }),
+      launchChromium(),
     ]);
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: example.base });

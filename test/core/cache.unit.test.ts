@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { BoundedCache, PairCache } from '../../src/core/cache.js';
+import { ConfigurationError } from '../../src/core/errors.js';
 
 function fakeClock(start = 0) {
   let at = start;
@@ -74,9 +75,9 @@ describe('BoundedCache', () => {
     expect(cache.size).toBe(0);
   });
 
-  it('refuses a bound that is not a positive integer', () => {
-    expect(() => new BoundedCache({ max: 0 })).toThrow(/positive integer/);
-    expect(() => new PairCache({ max: 1.5 })).toThrow(/positive integer/);
+  it('refuses a bound that is not a positive integer, with a coded error naming the field', () => {
+    expect(() => new BoundedCache({ max: 0 })).toThrow(expect.objectContaining({ code: 'invalid_option', message: expect.stringMatching(/max.*positive integer/) }));
+    expect(() => new PairCache({ max: 1.5 })).toThrow(ConfigurationError);
   });
 });
 

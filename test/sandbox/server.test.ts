@@ -198,7 +198,8 @@ describe('sandbox server lifecycle', () => {
     const first = await sandbox.listen();
     try {
       await expect(sandbox.listen({ port: first.port })).rejects.toThrow(/EADDRINUSE/);
-      await expect(sandbox.listen({ port: 70_000 })).rejects.toThrow(TypeError);
+      await expect(sandbox.listen({ port: 70_000 })).rejects.toMatchObject({ code: 'invalid_option', issues: [{ field: 'port' }] });
+      await expect(sandbox.listen({ host: '' })).rejects.toMatchObject({ code: 'invalid_option', issues: [{ field: 'host' }] });
     } finally {
       await first.close();
     }

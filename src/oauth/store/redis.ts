@@ -160,6 +160,18 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
     };
   }
 
+  /**
+   * The key and PX for a grant record about to be written anew; nothing when the record is already
+   * expired, which is as good as absent: whatever the key held is deleted, and nothing is written or indexed.
+   */
+  async function replacedGrant(grantId: string, expiresAt: number): Promise<{ key: string; left: number } | undefined> {
+    const key = keys.grant(grantId);
+    const left = ttl(expiresAt);
+    if (left > 0) return { key, left };
+    await run(DELETE, [key], []);
+    return undefined;
+  }
+
   async function readGrant(grantId: string, ...fields: string[]): Promise<(string | null)[]> {
     return client.hmget(keys.grant(grantId), ...fields);
   }
@@ -199,15 +211,10 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
     },
 
     async saveCode(code) {
-      const key = keys.grant(code.ref.grantId);
-      const left = ttl(code.expiresAt);
-      // Redis refuses a PX of 0 or less; an expired code is as good as absent.
-      if (left <= 0) {
-        await run(DELETE, [key], []);
-        return;
-      }
+      const grant = await replacedGrant(code.ref.grantId, code.expiresAt);
+      if (!grant) return;
       const prune = await index(code);
-      await run(SAVE_CODE, [key], [code.ref.hash, code.expiresAt, JSON.stringify(code), left]);
+      await run(SAVE_CODE, [grant.key], [code.ref.hash, code.expiresAt, JSON.stringify(code), grant.left]);
       // The code is saved; a failed prune only leaves it for a later grant of the pair.
       await prune().catch(() => undefined);
     },
@@ -257,13 +264,9 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
     },
 
     async issueClientToken(token) {
-      const key = keys.grant(token.ref.grantId);
-      const left = ttl(token.expiresAt);
-      if (left <= 0) {
-        await run(DELETE, [key], []);
-        return;
-      }
-      await run(SAVE_CLIENT_TOKEN, [key], [JSON.stringify(clientGrantRecord(token)), token.ref.hash, JSON.stringify(storedAccess(token)), left]);
+      const grant = await replacedGrant(token.ref.grantId, token.expiresAt);
+      if (!grant) return;
+      await run(SAVE_CLIENT_TOKEN, [grant.key], [JSON.stringify(clientGrantRecord(token)), token.ref.hash, JSON.stringify(storedAccess(token)), grant.left]);
     },
 
     async revokeAccessToken(ref) {

@@ -57,6 +57,16 @@ export function describeCodeAndTokenConformance(suite: ConformanceSuite): void {
     it('rejects an empty grant id', async () => {
       await expect(store.saveCode(codeRecord(''))).rejects.toBeInstanceOf(TypeError);
     });
+
+    it('keeps nothing of a code saved already expired, and it replaces the grant\'s earlier code', async () => {
+      const earlier = codeRecord(fresh('grant'));
+      await store.saveCode(earlier);
+      const expired = codeRecord(earlier.ref.grantId, { expiresAt: BASE_TIME });
+      await store.saveCode(expired);
+      expect(await store.findCode(expired.ref)).toBeUndefined();
+      expect(await store.findCode(earlier.ref)).toBeUndefined();
+      expect(await store.consumeCode(earlier.ref)).toBe(false);
+    });
   });
 
   describe('first tokens of a grant', () => {
@@ -174,6 +184,15 @@ export function describeCodeAndTokenConformance(suite: ConformanceSuite): void {
       expect(await store.issueTokens({ access: accessToken(token.ref.grantId) })).toBe(false);
       await store.revokeUserGrants('', 'service-1');
       expect(await store.findAccessToken(token.ref)).toBeDefined();
+    });
+
+    it('keeps nothing of a token issued already expired, and it replaces the grant\'s earlier token', async () => {
+      const earlier = clientToken();
+      await store.issueClientToken(earlier);
+      const expired = clientToken({ ref: ref(earlier.ref.grantId), expiresAt: BASE_TIME });
+      await store.issueClientToken(expired);
+      expect(await store.findAccessToken(expired.ref)).toBeUndefined();
+      expect(await store.findAccessToken(earlier.ref)).toBeUndefined();
     });
 
     it('ends with revokeAccessToken and with revokeGrant', async () => {

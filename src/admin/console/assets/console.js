@@ -5,7 +5,7 @@
  */
 'use strict';
 (() => {
-  const { PARTS, TOKEN_KEY, SignInNeeded, token, api, query, showSignIn, el, appLink, when, number, heading, alertBox, showError, action, secretPanel } = consoleKit;
+  const { PARTS, TOKEN_KEY, SignInNeeded, token, api, apiPage, mapLimited, query, showSignIn, el, appLink, when, number, heading, alertBox, showError, action, secretPanel } = consoleKit;
   const { STEPS, usageList, history, sumHistories, totals, chart, stepSwitch, destroyCharts } = consoleCharts;
   const screen = document.getElementById('screen');
   const signIn = document.getElementById('sign-in');
@@ -39,24 +39,56 @@
 
   // ---- screens -------------------------------------------------------------------------------
 
+  /** Applications a screen reads at once: as many as a browser has connections to one HTTP/1.1 origin. */
+  const PARALLEL = 6;
+  /** The admin API's largest page of applications. */
+  const LARGEST_PAGE = 500;
+  /** Applications the overview reads the history of: beyond, it says what it left out. */
+  const OVERVIEW_MOST = 1000;
+  /** Cards the applications screen adds at a time. */
+  const CARDS_PAGE = 50;
+
+  /** The applications in id order, page after page, up to `most`; `more` when some were left. */
+  async function clientsUpTo(most, live) {
+    const clients = [];
+    let cursor;
+    do {
+      const page = await apiPage('clients', { limit: Math.min(LARGEST_PAGE, most - clients.length), cursor });
+      clients.push(...page.items);
+      cursor = page.next;
+    } while (cursor && clients.length < most && live());
+    return { clients, more: cursor !== null };
+  }
+
   async function overview(view) {
     view.append(heading('Overview'));
     if (!PARTS.has('clients')) {
       view.append(el('p', {}, 'The OAuth server is off here, so there are no applications to show.'));
       return;
     }
-    const clients = await api('GET', 'clients');
+    const { clients, more } = await clientsUpTo(OVERVIEW_MOST, () => view.isConnected);
     const box = alertBox();
+    const scope = el('p', { class: 'muted' });
+    if (more) {
+      scope.textContent = `Summed over the first ${number(clients.length)} applications in id order, and the busiest of those: there are more, which these figures leave out. Each application's own figures are on its page.`;
+    } else {
+      scope.textContent = clients.length > 1 ? `Summed over all ${number(clients.length)} applications.` : clients.length ? 'Summed over the one application.' : 'No applications yet.';
+    }
     const area = el('div', { class: 'panel' });
     const top = el('div', { class: 'panel' });
-    view.append(box, el('h2', {}, 'Calls and 429s'), stepSwitch(draw), area, top);
+    view.append(box, el('h2', {}, 'Calls and 429s'), scope, stepSwitch(draw), area, top);
+    let drawing = 0;
     async function draw(step) {
+      const mine = ++drawing;
+      const live = () => mine === drawing && view.isConnected;
+      area.replaceChildren(el('p', { class: 'muted', role: 'status' }, `Reading the history of ${number(clients.length)} applications…`));
       try {
-        const histories = await Promise.all(clients.map((client) => history(client.id, step)));
+        const histories = await mapLimited(clients, PARALLEL, (client) => history(client.id, step), live);
+        if (!live()) return;
         chart(area, sumHistories(histories), `All applications, ${STEPS[step].label.toLowerCase()}`);
         ranking(histories, step);
       } catch (error) {
-        showError(box, error);
+        if (live()) showError(box, error);
       }
     }
     function ranking(histories, step) {
@@ -117,43 +149,92 @@
     return 'not in the last 30 days';
   }
 
+  async function card(client) {
+    const [usage, used] = await Promise.all([PARTS.has('usage') ? api('GET', `usage?${query({ client_id: client.id })}`) : null, lastUse(client.id)]);
+    return el(
+      'article',
+      { class: 'card', 'aria-labelledby': `app-${client.id}` },
+      el('h2', { id: `app-${client.id}` }, appLink(client)),
+      el(
+        'p',
+        { class: 'meta' },
+        el('span', { class: `badge ${client.status}` }, client.status),
+        el('code', {}, client.id),
+        el('span', { class: 'muted' }, client.source === 'options' ? 'configured' : 'registered'),
+        el('span', { class: 'muted' }, `last use: ${used}`),
+      ),
+      usage ? usageList(usage) : null,
+    );
+  }
+
   async function applications(view) {
     view.append(heading('Applications'));
     const notice = el('div');
+    const box = alertBox();
+    const filter = el(
+      'select',
+      { id: 'app-status', name: 'status' },
+      el('option', { value: '' }, 'All'),
+      el('option', { value: 'active' }, 'Active'),
+      el('option', { value: 'suspended' }, 'Suspended'),
+    );
+    const list = el('div', { class: 'cards' });
+    const count = el('p', { class: 'muted', role: 'status' });
+    const next = action('Show more applications', box, () => more(true), { hidden: true });
     view.append(
       notice,
       registerForm(async (result) => {
         const note = result.client_secret ? 'Shown this once: copy it now. Only its hash is kept.' : 'A public client: it has no secret.';
         notice.replaceChildren(result.client_secret ? secretPanel(`Secret of ${result.client.name}`, result.client_secret, note) : el('p', { role: 'status' }, note));
-        await refresh();
+        await restart();
+        // In id order the new application may be pages away: it is shown first until its page comes.
+        if (!shown.has(result.client.id) && (!filter.value || filter.value === result.client.status)) {
+          shown.add(result.client.id);
+          list.prepend(await card(result.client));
+        }
+      }),
+      el('div', { class: 'inline' }, el('label', { for: 'app-status' }, 'Status'), filter),
+      box,
+      list,
+      count,
+      next,
+    );
+    filter.addEventListener('change', () =>
+      restart().catch((error) => {
+        if (!(error instanceof SignInNeeded)) showError(box, error);
       }),
     );
-    const list = el('div', { class: 'cards' });
-    view.append(list);
-    async function refresh() {
-      const clients = await api('GET', 'clients');
-      const cards = await Promise.all(
-        clients.map(async (client) => {
-          const [usage, used] = await Promise.all([PARTS.has('usage') ? api('GET', `usage?${query({ client_id: client.id })}`) : null, lastUse(client.id)]);
-          return el(
-            'article',
-            { class: 'card', 'aria-labelledby': `app-${client.id}` },
-            el('h2', { id: `app-${client.id}` }, appLink(client)),
-            el(
-              'p',
-              { class: 'meta' },
-              el('span', { class: `badge ${client.status}` }, client.status),
-              el('code', {}, client.id),
-              el('span', { class: 'muted' }, client.source === 'options' ? 'configured' : 'registered'),
-              el('span', { class: 'muted' }, `last use: ${used}`),
-            ),
-            usage ? usageList(usage) : null,
-          );
-        }),
-      );
-      list.replaceChildren(...(cards.length ? cards : [el('p', {}, 'No applications yet.')]));
+
+    // The listing being shown: a new filter or a registration starts another, and the old one's pages are dropped.
+    let listing = 0;
+    let cursor;
+    let shown = new Set();
+    async function restart() {
+      listing++;
+      cursor = undefined;
+      shown = new Set();
+      list.replaceChildren();
+      next.hidden = true;
+      count.textContent = '';
+      box.textContent = '';
+      await more(false);
     }
-    await refresh();
+    async function more(focusNew) {
+      const mine = listing;
+      const live = () => mine === listing && view.isConnected;
+      const page = await apiPage('clients', { limit: CARDS_PAGE, cursor, status: filter.value });
+      const fresh = page.items.filter((client) => !shown.has(client.id));
+      const cards = await mapLimited(fresh, PARALLEL, card, live);
+      if (!live()) return;
+      fresh.forEach((client) => shown.add(client.id));
+      list.append(...cards);
+      cursor = page.next;
+      next.hidden = cursor === null;
+      if (!shown.size) list.replaceChildren(el('p', {}, filter.value ? `No ${filter.value} applications.` : 'No applications yet.'));
+      count.textContent = `${number(shown.size)} ${shown.size === 1 ? 'application' : 'applications'} shown${cursor === null ? '' : ', and more'}.`;
+      if (focusNew && cards.length) cards[0].querySelector('a').focus();
+    }
+    await restart();
   }
 
   async function application(view, id) {

@@ -28,7 +28,8 @@ const consoleKit = (() => {
 
   const token = () => sessionStorage.getItem(TOKEN_KEY);
 
-  async function api(method, path, body) {
+  /** The admin API's whole answer: its envelope, null when it had no JSON body. */
+  async function call(method, path, body) {
     const headers = { accept: 'application/json' };
     const bearer = token();
     if (bearer) headers.authorization = `Bearer ${bearer}`;
@@ -54,7 +55,42 @@ const consoleKit = (() => {
     // The host's operator check knows this browser but says no: the admin token may still admit it.
     if (response.status === 403) showSignIn(`${(payload && payload.message) || 'Refused'}. The admin token may admit you.`);
     if (!response.ok) throw new ApiError(response.status, (payload && payload.message) || `${response.status} ${response.statusText}`);
+    return payload;
+  }
+
+  async function api(method, path, body) {
+    const payload = await call(method, path, body);
     return payload ? payload.data : null;
+  }
+
+  /** One page of a listing (`GET {admin}/clients`): its items and the cursor of the next, null on the last. */
+  async function apiPage(path, params) {
+    const payload = await call('GET', `${path}?${query(params)}`);
+    return { items: payload.data, next: payload.next_cursor ?? null };
+  }
+
+  /**
+   * `work` over `items`, at most `limit` at a time, the results in the items' order: a screen of
+   * hundreds of applications must not open hundreds of requests at once. It stops taking items
+   * at the first failure, and once `live()` is false (the screen was left); the items it left
+   * have no result.
+   */
+  async function mapLimited(items, limit, work, live = () => true) {
+    const results = new Array(items.length);
+    let next = 0;
+    async function worker() {
+      while (next < items.length && live()) {
+        const i = next++;
+        try {
+          results[i] = await work(items[i]);
+        } catch (error) {
+          next = items.length;
+          throw error;
+        }
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+    return results;
   }
 
   const query = (params) => new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== '')).toString();
@@ -134,5 +170,5 @@ const consoleKit = (() => {
     return el('div', { class: 'secret panel' }, el('h2', {}, title), el('p', {}, note), code, el('div', { class: 'row' }, copy, status));
   }
 
-  return { API, PARTS, TOKEN_KEY, ApiError, SignInNeeded, token, api, query, showSignIn, el, appLink, when, number, heading, alertBox, showError, action, secretPanel };
+  return { API, PARTS, TOKEN_KEY, ApiError, SignInNeeded, token, api, apiPage, mapLimited, query, showSignIn, el, appLink, when, number, heading, alertBox, showError, action, secretPanel };
 })();

@@ -17,6 +17,7 @@ import { courierPlatform as connectPlatform } from '../../adapters/connect.js';
 import { courierPlatform as expressPlatform } from '../../adapters/express.js';
 import { courierPlatform as koaPlatform } from '../../adapters/koa.js';
 import type { CourierPlatformOptions } from '../../src/options.js';
+import { MAX_CLIENT_PAGE } from '../../src/admin/client-list.js';
 import { ADAPTERS, type Adapter } from '../support/apps.js';
 import { serve, type Served } from '../support/net.js';
 
@@ -110,11 +111,11 @@ describe.each(ADAPTERS)('the operator console on $name', (adapter) => {
     expect(new URL(res.headers.location as string, `${served.url}/admin/console/`).pathname).toBe('/admin/console');
   });
 
-  it('tells the page which parts of the admin API are on', async () => {
+  it('tells the page which parts of the admin API are on, and its largest page of applications', async () => {
     const bare = await host(adapter);
-    expect((await request(bare.server).get('/admin/console')).text).toContain('<body data-parts="">');
+    expect((await request(bare.server).get('/admin/console')).text).toContain(`<body data-parts="" data-client-page="${MAX_CLIENT_PAGE}">`);
     const quota = await host(adapter, { quota: { verifyToken: () => undefined } });
-    expect((await request(quota.server).get('/admin/console')).text).toContain('<body data-parts="rules usage">');
+    expect((await request(quota.server).get('/admin/console')).text).toContain(`<body data-parts="rules usage" data-client-page="${MAX_CLIENT_PAGE}">`);
   });
 
   it('is not there while the admin API is off', async () => {

@@ -1,9 +1,11 @@
 /**
  * The console's HTML: a skeleton the script fills in. It names its files relative to
  * `{admin}/console`, so it works under any mount path and admin base path, and tells the script
- * which parts of the admin API are on, so no screen calls a route that is not there.
+ * which parts of the admin API are on, so no screen calls a route that is not there, and the
+ * largest page of applications the API gives.
  */
 import { escapeHtml } from '../../oauth/pages.js';
+import { MAX_CLIENT_PAGE } from '../client-list.js';
 import type { ConsoleAssets } from './assets.js';
 
 export interface ConsoleParts {
@@ -31,7 +33,7 @@ export function consolePage(assets: ConsoleAssets, parts: ConsoleParts): string 
 ${assets.styles.map((asset) => `<link rel="stylesheet" href="${href(asset.name)}">`).join('\n')}
 ${assets.scripts.map((asset) => `<script src="${href(asset.name)}" defer></script>`).join('\n')}
 </head>
-<body data-parts="${escapeHtml(on)}">
+<body data-parts="${escapeHtml(on)}" data-client-page="${MAX_CLIENT_PAGE}">
 <a class="skip" href="#main">Skip to content</a>
 <header class="top">
 <span class="brand">Operator console</span>

@@ -41,8 +41,8 @@
 
   /** Applications a screen reads at once: as many as a browser has connections to one HTTP/1.1 origin. */
   const PARALLEL = 6;
-  /** The admin API's largest page of applications. */
-  const LARGEST_PAGE = 500;
+  /** The admin API's largest page of applications, as the page says. */
+  const LARGEST_PAGE = Number(document.body.dataset.clientPage);
   /** Applications the overview reads the history of: beyond, it says what it left out. */
   const OVERVIEW_MOST = 1000;
   /** Cards the applications screen adds at a time. */

@@ -5,7 +5,7 @@
 import type { Response } from 'supertest';
 import { expect } from 'vitest';
 import type { QuotaOptions } from '../../src/options.js';
-import { CONFIDENTIAL } from './quota-helpers.js';
+import { CONFIDENTIAL, startHost, type AdapterName, type HostSetup, type QuotaHost } from './quota-helpers.js';
 
 // The injected clock starts 15 s into a minute: every "seconds until" below follows from that.
 export const MINUTE_RESET = '2031-05-12T08:31:00.000Z';
@@ -17,6 +17,12 @@ export const T_MONTH = 1_697_385;
 export const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 export const DEFAULTS: QuotaOptions = { defaults: { minute: 3 } };
+
+/** Starts a host on `adapter` with DEFAULTS, or the quota a test gives. */
+export const hostStarter =
+  (adapter: AdapterName) =>
+  (quota: QuotaOptions = DEFAULTS, extra: Omit<HostSetup, 'quota'> = {}): Promise<QuotaHost> =>
+    startHost(adapter, { quota, ...extra });
 export const ALICE_AUTH = { clientId: CONFIDENTIAL.id, sub: 'user-alice', scope: ['openid', 'profile'] };
 
 /** 401, code 1, `WWW-Authenticate: Bearer ... error="invalid_token"` (docs/quota.md). */

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { QuotaOptions } from '../../src/options.js';
-import { ALICE_AUTH, DAY_RESET, DEFAULTS, expectRateLimit, MINUTE_RESET, MONTH_RESET, T_DAY, T_MINUTE } from './quota-answers.js';
+import { ALICE_AUTH, DAY_RESET, expectRateLimit, MINUTE_RESET, MONTH_RESET, T_DAY, T_MINUTE, hostStarter } from './quota-answers.js';
 import {
   ADAPTER_NAMES,
   CONFIDENTIAL,
@@ -17,15 +17,12 @@ import {
   ping,
   postOrder,
   report,
-  startHost,
   usedOf,
   type AdapterName,
-  type HostSetup,
-  type QuotaHost,
 } from './quota-helpers.js';
 
 describe.each(ADAPTER_NAMES)('quota over HTTP on %s', (adapter: AdapterName) => {
-  const start = (quota: QuotaOptions = DEFAULTS, extra: Omit<HostSetup, 'quota'> = {}): Promise<QuotaHost> => startHost(adapter, { quota, ...extra });
+  const start = hostStarter(adapter);
 
   afterEach(closeHosts);
 

@@ -4,8 +4,7 @@
  * aligned to quota.timeZone.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { QuotaOptions } from '../../src/options.js';
-import { DAY_RESET, DEFAULTS, expectInvalidToken, expectNoCredentials, ISO_UTC, MINUTE_RESET, MONTH_RESET, T_DAY, T_MINUTE } from './quota-answers.js';
+import { DAY_RESET, expectInvalidToken, expectNoCredentials, ISO_UTC, MINUTE_RESET, MONTH_RESET, T_DAY, T_MINUTE, hostStarter } from './quota-answers.js';
 import {
   ADAPTER_NAMES,
   CONFIDENTIAL,
@@ -16,15 +15,12 @@ import {
   getQuota,
   ping,
   report,
-  startHost,
   usedOf,
   type AdapterName,
-  type HostSetup,
-  type QuotaHost,
 } from './quota-helpers.js';
 
 describe.each(ADAPTER_NAMES)('quota over HTTP on %s', (adapter: AdapterName) => {
-  const start = (quota: QuotaOptions = DEFAULTS, extra: Omit<HostSetup, 'quota'> = {}): Promise<QuotaHost> => startHost(adapter, { quota, ...extra });
+  const start = hostStarter(adapter);
 
   afterEach(closeHosts);
 

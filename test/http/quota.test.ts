@@ -9,8 +9,7 @@
  * itself and a cut store each have a quota-*.test.ts of their own.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { QuotaOptions } from '../../src/options.js';
-import { ALICE_AUTH, DAY_RESET, DEFAULTS, expectInvalidToken, expectNoCredentials, expectRateLimit, MINUTE_RESET, MONTH_RESET, T_DAY, T_MINUTE, T_MONTH } from './quota-answers.js';
+import { ALICE_AUTH, DAY_RESET, DEFAULTS, expectInvalidToken, expectNoCredentials, expectRateLimit, MINUTE_RESET, MONTH_RESET, T_DAY, T_MINUTE, T_MONTH, hostStarter } from './quota-answers.js';
 import {
   ADAPTER_NAMES,
   CONFIDENTIAL,
@@ -24,15 +23,12 @@ import {
   ping,
   postOrder,
   report,
-  startHost,
   usedOf,
   type AdapterName,
-  type HostSetup,
-  type QuotaHost,
 } from './quota-helpers.js';
 
 describe.each(ADAPTER_NAMES)('quota over HTTP on %s', (adapter: AdapterName) => {
-  const start = (quota: QuotaOptions = DEFAULTS, extra: Omit<HostSetup, 'quota'> = {}): Promise<QuotaHost> => startHost(adapter, { quota, ...extra });
+  const start = hostStarter(adapter);
 
   afterEach(closeHosts);
 

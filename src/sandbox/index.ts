@@ -22,7 +22,8 @@ export type {
   StartedSandbox,
 } from './types.js';
 export type { AccountDetails, CancelledOrder, CreatedAgentOrder, CreatedOrder, PreOrderStatus } from './operations.js';
-export type { BillRow, OrderLog, PreOrderStatusId, SandboxBalance } from './store.js';
+export type { PreOrderStatusId } from './store.js';
+export type { BillRow, OrderLog, SandboxBalance } from './types.js';
 export type { Coupon } from './coupons.js';
 export type { FeeEstimate, Surcharge } from './fees.js';
 export type { ExpressTag, ExpressType, Floor, Mansion } from './dictionary.js';

@@ -28,7 +28,8 @@ import {
   requiredString,
   type Params,
 } from './params.js';
-import { PRE_ORDER_STATUS_NAMES, orderNotFound, type AppLedger, type BillRow, type Funding, type OrderLog, type OrderRecord, type PreOrderStatusId } from './store.js';
+import { PRE_ORDER_STATUS_NAMES, orderNotFound, type AppLedger, type Funding, type OrderRecord, type PreOrderStatusId } from './store.js';
+import type { BillRow, OrderLog } from './types.js';
 
 /** What an operation sees besides the body. */
 export interface OperationContext {

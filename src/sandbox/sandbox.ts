@@ -10,8 +10,8 @@ import { SandboxCode, SandboxError, show } from './codes.js';
 import { toCents } from './fees.js';
 import { findOperation, type OperationContext } from './operations.js';
 import { listenSandbox } from './server.js';
-import { AppLedger, type BalanceCents, type IdSource, type SandboxBalance } from './store.js';
-import type { Sandbox, SandboxOptions, StartSandboxOptions, StartedSandbox } from './types.js';
+import { AppLedger, type BalanceCents, type IdSource } from './store.js';
+import type { Sandbox, SandboxBalance, SandboxOptions, StartSandboxOptions, StartedSandbox } from './types.js';
 
 /** The app the sandbox accepts by default (also the example server's default credentials). */
 export const SANDBOX_DEFAULT_APP_ID = 'sandbox-app';

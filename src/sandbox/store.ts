@@ -4,42 +4,7 @@
  */
 import { SandboxCode, SandboxError, show } from './codes.js';
 import { toAmount } from './fees.js';
-
-/** `query_order_logs` item. opTime is ISO 8601 UTC; opImg is '' when there is none. */
-export interface OrderLog {
-  readonly opId: number;
-  readonly opTypeName: string;
-  readonly opTime: string;
-  readonly opText: string;
-  readonly opImg: string;
-  readonly opName: string;
-  readonly opMobilePhone: string;
-}
-
-/** A `query_account_details` row. Amounts in currency units, opTime ISO 8601 UTC. */
-export interface BillRow {
-  readonly orderId: string;
-  readonly feeTypeName: string;
-  readonly titleTypeName: string;
-  readonly costAmount: number;
-  readonly incomeAmount: number;
-  readonly opTime: string;
-}
-
-/** `get_balance` data; also the shape of `SandboxOptions.initialBalance`. */
-export interface SandboxBalance {
-  /** 0 = credit not enabled, 1 = enabled. */
-  isCredit: 0 | 1;
-  creditDays: number;
-  /** Credit limit. */
-  creditAmount: number;
-  /** Remaining credit; paymentId 11 draws from it. */
-  creditBalance: number;
-  /** Freight balance; paymentId 12 draws from it. */
-  onlineBalance: number;
-  /** Goods-payment balance (informational). */
-  proxyBalance: number;
-}
+import type { BillRow, OrderLog, SandboxBalance } from './types.js';
 
 /** Pre-order status: 0 cancelled, 1 pending confirmation, 2 ordered. */
 export type PreOrderStatusId = 0 | 1 | 2;

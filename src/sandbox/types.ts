@@ -1,6 +1,5 @@
 import type { SignerOption } from '../courier/signing.js';
 import type { UpstreamEnvelope } from '../courier/operations.js';
-import type { SandboxBalance } from './store.js';
 
 /**
  * Options of {@link createSandbox}. Every field is optional.
@@ -81,4 +80,40 @@ export interface StartSandboxOptions extends SandboxOptions, SandboxListenOption
 /** What {@link startSandbox} resolves to. */
 export interface StartedSandbox extends RunningSandbox {
   readonly sandbox: Sandbox;
+}
+
+/** `query_order_logs` item. opTime is ISO 8601 UTC; opImg is '' when there is none. */
+export interface OrderLog {
+  readonly opId: number;
+  readonly opTypeName: string;
+  readonly opTime: string;
+  readonly opText: string;
+  readonly opImg: string;
+  readonly opName: string;
+  readonly opMobilePhone: string;
+}
+
+/** A `query_account_details` row. Amounts in currency units, opTime ISO 8601 UTC. */
+export interface BillRow {
+  readonly orderId: string;
+  readonly feeTypeName: string;
+  readonly titleTypeName: string;
+  readonly costAmount: number;
+  readonly incomeAmount: number;
+  readonly opTime: string;
+}
+
+/** `get_balance` data; also the shape of `SandboxOptions.initialBalance`. */
+export interface SandboxBalance {
+  /** 0 = credit not enabled, 1 = enabled. */
+  isCredit: 0 | 1;
+  creditDays: number;
+  /** Credit limit. */
+  creditAmount: number;
+  /** Remaining credit; paymentId 11 draws from it. */
+  creditBalance: number;
+  /** Freight balance; paymentId 12 draws from it. */
+  onlineBalance: number;
+  /** Goods-payment balance (informational). */
+  proxyBalance: number;
 }

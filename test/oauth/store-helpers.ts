@@ -3,6 +3,7 @@
  */
 import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
+import { scanKeys as scanMatching } from '../../src/core/redis-scan.js';
 import type { OAuthStore } from '../../src/oauth/store/index.js';
 import { BASE_TIME, nextTokens } from './store-conformance.js';
 
@@ -24,13 +25,5 @@ export async function deleteKeys(client: Redis, prefix: string): Promise<void> {
   for (const key of await scanKeys(client, prefix)) await client.del(key);
 }
 
-export async function scanKeys(client: Redis, pattern: string): Promise<string[]> {
-  const found: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', `${pattern}*`, 'COUNT', 500);
-    found.push(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-  return found;
-}
+/** Every key under `prefix`. */
+export const scanKeys = (client: Redis, prefix: string): Promise<string[]> => scanMatching(client, `${prefix}*`);

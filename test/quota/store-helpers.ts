@@ -1,20 +1,11 @@
 /** The Redis and PostgreSQL connections, clean-up and buckets the quota store tests share. */
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { scanKeys } from '../../src/core/redis-scan.js';
 import type { QuotaBucket } from '../../src/quota/index.js';
 import { databaseUrl, redisUrl } from '../support/services.js';
 
-export async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor = '0';
-  for (let i = 0; i < 10_000; i++) {
-    const [next, batch] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    keys.push(...batch);
-    cursor = next;
-    if (cursor === '0') return keys;
-  }
-  throw new Error('SCAN did not finish');
-}
+export { scanKeys };
 
 export async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
   const keys = await scanKeys(redis, `{${prefix}:*`);

@@ -224,14 +224,4 @@ export default async function setup(project: TestProject): Promise<(() => Promis
 }
 
 /** Every key of one node matching a pattern, with SCAN (KEYS would block the node). */
-export async function scanKeys(node: Redis, pattern: string): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor = '0';
-  for (let i = 0; i < 10_000; i++) {
-    const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    keys.push(...batch);
-    cursor = next;
-    if (cursor === '0') return keys;
-  }
-  throw new Error('SCAN did not finish');
-}
+export { scanKeys } from '../../src/core/redis-scan.js';

@@ -4,6 +4,23 @@ import { normalizePath } from '../core/router.js';
 /** Longest api path accepted; longer ones are refused rather than stored as keys. */
 export const MAX_API_PATH_LENGTH = 1024;
 
+/** RFC 3986 2.3: the characters whose percent-encoding names the same resource as the character. */
+const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
+
+/**
+ * RFC 3986 6.2.2.2: `%70ing` is `ping`. Fastify and Hono decode a path before they route it, so
+ * every spelling reaches the same handler and must not get an allowance of its own. Other
+ * escapes (`%2F`, `%20`, `%25`) stay as they are: decoding them could make a path the host never
+ * routed there.
+ */
+function decodeUnreserved(path: string): string {
+  if (!path.includes('%')) return path;
+  return path.replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
+    const char = String.fromCharCode(Number.parseInt(hex, 16));
+    return UNRESERVED.test(char) ? char : escape;
+  });
+}
+
 /** Why `path` cannot name an endpoint, or its normalised form. */
 export function readApiPath(path: unknown): { path: string } | { problem: string } {
   if (typeof path !== 'string') return { problem: 'must be a string' };
@@ -14,7 +31,7 @@ export function readApiPath(path: unknown): { path: string } | { problem: string
   if (fragment !== -1 && fragment < end) end = fragment;
   const bare = path.slice(0, end);
   if (!bare.startsWith('/')) return { problem: `must start with "/", got ${JSON.stringify(path.slice(0, 80))}` };
-  const out = normalizePath(bare);
+  const out = normalizePath(decodeUnreserved(bare));
   if (out.length > MAX_API_PATH_LENGTH) return { problem: `must be at most ${MAX_API_PATH_LENGTH} characters` };
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(out)) return { problem: 'must not contain control characters' };
@@ -23,9 +40,10 @@ export function readApiPath(path: unknown): { path: string } | { problem: string
 
 /**
  * The endpoint an API path names: query string and fragment removed, trailing slashes collapsed
- * (`/openapi/v1/ping/` and `/openapi/v1/ping?x=1` are `/openapi/v1/ping`), letters folded to lower
- * case: Express and Connect route case-insensitively by default, so `/PING` reaches the same
- * handler and must not get an allowance of its own.
+ * (`/openapi/v1/ping/` and `/openapi/v1/ping?x=1` are `/openapi/v1/ping`), percent-encoded
+ * letters, digits and `-._~` decoded (`/openapi/v1/%70ing`), letters folded to lower case:
+ * Express and Connect route case-insensitively by default, so `/PING` reaches the same handler
+ * and must not get an allowance of its own.
  *
  * @throws BadRequestError (400) for a path that does not start with `/`, is longer than 1024
  *   characters or holds control characters.

@@ -1,7 +1,7 @@
 /**
  * docs/quota.md through the public HTTP surface, on every adapter as in quota.test.ts: what a call
  * costs and which calls share a counter. Global and client rules, one counter per application,
- * and paths that differ only in a slash, a query or letter case.
+ * and paths that differ only in a slash, a query, letter case or percent-encoding.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { QuotaOptions } from '../../src/options.js';
@@ -132,6 +132,21 @@ describe.each(ADAPTER_NAMES)('quota over HTTP on %s', (adapter: AdapterName) => 
     }
     expect(host.handled.length, 'every variant is routed to the ping handler, unless refused').toBe(statuses.filter((s) => s === 200).length);
     expect(statuses).toEqual([200, 200, 200, 429]);
+    expect(await usedOf(host, token, PING)).toEqual([3, 3, 3]);
+  });
+
+  it('RFC 3986 6.2.2.2: a path with percent-encoded letters counts against the same endpoint, on every host that routes it there', async () => {
+    const host = await start();
+    const { token } = await accessToken(host, CONFIDENTIAL);
+    const statuses: number[] = [];
+    // Hosts that decode before routing (Fastify, Hono) reach the ping handler with these; the others answer 404.
+    for (const path of ['/openapi/v1/%70ing', '/openapi/v1/p%69ng', '/openapi/%76%31/ping', '/openapi/v1/pin%67', PING, PING, PING, PING]) {
+      statuses.push((await ping(host, token, path)).status);
+    }
+    const admitted = statuses.filter((status) => status === 200).length;
+    expect(admitted, `statuses ${statuses.join(' ')}`).toBe(3);
+    expect(host.handled).toHaveLength(3);
+    expect(statuses.at(-1)).toBe(429);
     expect(await usedOf(host, token, PING)).toEqual([3, 3, 3]);
   });
 });

@@ -25,6 +25,11 @@ describe('normalizeApiPath', () => {
     ['/openapi/v1/ping#frag?not-a-query', '/openapi/v1/ping'],
     ['/openapi/v1/Orders', '/openapi/v1/orders'], // case is folded, as the frameworks route
     ['/openapi//v1/ping', '/openapi//v1/ping'], // inner slashes are the host's business
+    // RFC 3986 6.2.2.2: an encoded unreserved character is that character; other escapes stay.
+    ['/openapi/%76%31/%70in%67', '/openapi/v1/ping'],
+    ['/openapi/v1/%4Frders%2d%5F%7e%2E', '/openapi/v1/orders-_~.'],
+    ['/openapi/v1/a%2Fb%20c%25%41', '/openapi/v1/a%2fb%20c%25a'],
+    ['/openapi/v1/ping%2F', '/openapi/v1/ping%2f'],
     ['/', '/'],
     ['//', '/'],
     ['/?x', '/'],

@@ -9,6 +9,23 @@ import type { Logger } from './logger.js';
 
 /** Once per process, as express-rate-limit's `xForwardedForHeader` validation runs once. */
 let warned = false;
+let warnedUnknown = false;
+
+/**
+ * No address at all (a fetch handler called without the runtime's info, a `clientIp` that answers
+ * nothing for a request without a socket): every such caller shares one count, and one guesser's
+ * failures would slow them all.
+ */
+function unknownCaller(logger: Logger): string {
+  if (!warnedUnknown) {
+    warnedUnknown = true;
+    logger.warn(
+      {},
+      "a request came with no caller address, so the brute-force limits count every such request as one caller: pass the runtime's info to the fetch handler (Bun's server, Deno's info) or set the clientIp option; see docs/hosts.md",
+    );
+  }
+  return 'unknown';
+}
 
 function forwardedHeaderOf(request: PlatformRequest): string | undefined {
   if (header(request, 'x-forwarded-for') !== undefined) return 'X-Forwarded-For';
@@ -20,7 +37,7 @@ export function clientAddress(
   chosen: ((request: PlatformRequest) => string | undefined) | undefined,
   logger: Logger,
 ): (request: PlatformRequest) => string {
-  if (chosen) return (request) => chosen(request) ?? request.ip ?? 'unknown';
+  if (chosen) return (request) => chosen(request) ?? request.ip ?? unknownCaller(logger);
   return (request) => {
     if (!warned && !request.proxyTrusted) {
       const forwarded = forwardedHeaderOf(request);
@@ -34,7 +51,7 @@ export function clientAddress(
         );
       }
     }
-    return request.ip ?? 'unknown';
+    return request.ip ?? unknownCaller(logger);
   };
 }
 

@@ -115,6 +115,38 @@ describe('the address the brute-force limits count', { timeout: 60_000 }, () => 
     expect(host.proxyWarnings()).toEqual([]);
   });
 
+  it("a fetch handler called without the runtime's info has no caller address: one warning per process names what to pass", async () => {
+    const start = async (info?: unknown) => {
+      vi.resetModules();
+      const logger = capturingLogger();
+      const { courierPlatform } = await import('../../adapters/fetch.js');
+      const oauth: OAuthOptions = { ...oauthTestOptions(), clients: await cheapClients(), signingKeys: [await sharedSigningKey()], authenticate: () => null };
+      const platform = courierPlatform({ courier: false, logger, oauth });
+      await platform.platform.ready();
+      const attempt = () =>
+        platform(
+          new Request('http://127.0.0.1/oauth/token', {
+            method: 'POST',
+            headers: { authorization: basic(CONFIDENTIAL.id, 'wrong-secret-1234'), 'content-type': 'application/x-www-form-urlencoded' },
+            body: 'grant_type=refresh_token&refresh_token=x',
+          }),
+          info,
+        );
+      const warnings = () => logger.records.filter((record) => record.level === 'warn' && /no caller address/.test(record.message));
+      return { attempt, warnings };
+    };
+    const bare = await start();
+    expect((await bare.attempt())!.status).toBe(401);
+    expect((await bare.attempt())!.status).toBe(401);
+    expect(bare.warnings()).toHaveLength(1);
+    expect(bare.warnings()[0]!.message).toContain('clientIp');
+    expect(bare.warnings()[0]!.line).not.toContain('wrong-secret-1234');
+    // Deno's connection info carries the address: nothing to warn about.
+    const deno = await start({ remoteAddr: { hostname: '203.0.113.7' } });
+    expect((await deno.attempt())!.status).toBe(401);
+    expect(deno.warnings()).toEqual([]);
+  });
+
   it('requests without forwarded headers warn about nothing', async () => {
     const host = await startHost('express');
     await host.attempt('wrong-secret-1234');

@@ -1,5 +1,6 @@
 import { Agent, request } from 'node:http';
 import autocannon from 'autocannon';
+import { cpuPerRequest, cpuTime } from './cpu.js';
 import type { RequestChain, Target } from './scenario.js';
 import { percentile } from './stats.js';
 
@@ -11,6 +12,8 @@ export interface LoadResult {
   requests: number;
   /** Connection errors, timeouts, non-2xx and bodies that fail `verify`. */
   errors: number;
+  /** The target server's CPU time per request, µs, when its `pid` is known (lib/cpu.ts). */
+  cpu?: { totalUs: number; mainUs: number };
 }
 
 /**
@@ -18,6 +21,13 @@ export interface LoadResult {
  * the runner's own loop (`chainedLoad`).
  */
 export async function loadTest(target: Target, connections: number, durationS: number): Promise<LoadResult> {
+  const before = target.pid === undefined ? undefined : cpuTime(target.pid);
+  const result = await load(target, connections, durationS);
+  const cpu = cpuPerRequest(before, target.pid === undefined ? undefined : cpuTime(target.pid), result.requests);
+  return cpu ? { ...result, cpu } : result;
+}
+
+async function load(target: Target, connections: number, durationS: number): Promise<LoadResult> {
   if (target.chain) return chainedLoad(target, connections, { durationMs: durationS * 1_000 });
   const result = await autocannon({
     url: target.url,

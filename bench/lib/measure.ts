@@ -36,6 +36,13 @@ export interface ScenarioResult {
   flagged: boolean;
 }
 
+/** Medians of the CPU figures, when every round has them. */
+function cpuSummary(rounds: LoadResult['cpu'][]): Pick<TargetSummary, 'cpuUs' | 'mainThreadUs' | 'cpuUsByRound'> {
+  if (rounds.length === 0 || rounds.some((cpu) => cpu === undefined)) return {};
+  const all = rounds as NonNullable<LoadResult['cpu']>[];
+  return { cpuUs: median(all.map((cpu) => cpu.totalUs)), mainThreadUs: median(all.map((cpu) => cpu.mainUs)), cpuUsByRound: all.map((cpu) => cpu.totalUs) };
+}
+
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 /**
@@ -60,7 +67,7 @@ export async function measureScenario(scenario: Scenario, options: MeasureOption
         if (round === 1 && options.warmup > 0) await loadTest(target, options.connections, options.warmup);
         const load = await loadTest(target, options.connections, options.duration);
         loads.set(target.id, load);
-        log(`  round ${round} ${target.id} @${options.connections}: ${load.rps.toFixed(0)} req/s p50 ${load.p50} ms p99 ${load.p99} ms errors ${load.errors}`);
+        log(`  round ${round} ${target.id} @${options.connections}: ${load.rps.toFixed(0)} req/s p50 ${load.p50} ms p99 ${load.p99} ms${load.cpu ? ` cpu ${load.cpu.totalUs.toFixed(1)} µs/req` : ''} errors ${load.errors}`);
       }
       for (const target of order) {
         const single = await sequentialLatency(target, singleMs);
@@ -85,6 +92,7 @@ export async function measureScenario(scenario: Scenario, options: MeasureOption
           p50Single: of((r) => r.single.p50),
           p99Single: of((r) => r.single.p99),
           errors: own.reduce((sum, r) => sum + r.load.errors + r.single.errors, 0),
+          ...cpuSummary(own.map((r) => r.load.cpu)),
         },
       };
     });

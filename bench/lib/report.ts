@@ -45,6 +45,18 @@ export function pairedRatio(summary: ReadonlyMap<string, TargetSummary>, a: stri
   return median(over.map((rps, i) => rps / (under[i] ?? Number.NaN)));
 }
 
+/**
+ * `a`'s req/s per CPU second over `b`'s (`b`'s CPU time per request over `a`'s), paired round by
+ * round: `pairedRatio` in CPU terms, which the rest of the machine's load barely moves
+ * (lib/cpu.ts). NaN without CPU figures.
+ */
+export function pairedCpuRatio(summary: ReadonlyMap<string, TargetSummary>, a: string, b: string): number {
+  const over = summaryOf(summary, b).cpuUsByRound;
+  const under = summaryOf(summary, a).cpuUsByRound;
+  if (!over || !under) return Number.NaN;
+  return median(over.map((us, i) => us / (under[i] ?? Number.NaN)));
+}
+
 export const fixed = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
 
 /** A markdown table; `align` per column. */
@@ -57,12 +69,14 @@ export function table(header: string[], align: ('l' | 'r')[], rows: string[][]):
 export function scenarioMarkdown(result: ScenarioResult, info: RunInfo): string {
   const { options } = info;
   const c = options.connections;
+  const withCpu = result.targets.some(({ summary: s }) => s.cpuUs !== undefined);
   const rows = result.targets.map(({ label, summary: s }) => [
     label,
     fixed(s.rps, 0),
     fixed(s.p50, 0),
     fixed(s.p99, 0),
     fixed(s.p50Single, 3),
+    ...(withCpu ? [s.cpuUs === undefined ? '—' : fixed(s.cpuUs, 1), s.mainThreadUs === undefined ? '—' : fixed(s.mainThreadUs, 1)] : []),
     s.errors > 0 ? `**${s.errors}** ⚠` : '0',
   ]);
   const ratioRows = result.ratios.map((r) => [r.label, `${fixed(r.value, r.unit ? 3 : 2)}${r.unit ? ` ${r.unit}` : ''}`, r.goal, r.pass ? 'PASS' : '**FAIL**']);
@@ -77,8 +91,8 @@ export function scenarioMarkdown(result: ScenarioResult, info: RunInfo): string 
       `${options.warmup > 0 ? `, ${options.warmup} s warm-up per target before round 1` : ''}.`,
     '',
     table(
-      ['Target', `req/s (${c} conn)`, `p50 ms (${c} conn)`, `p99 ms (${c} conn)`, 'p50 ms (1 conn)', 'errors'],
-      ['l', 'r', 'r', 'r', 'r', 'r'],
+      ['Target', `req/s (${c} conn)`, `p50 ms (${c} conn)`, `p99 ms (${c} conn)`, 'p50 ms (1 conn)', ...(withCpu ? ['server CPU µs/req', 'main thread µs/req'] : []), 'errors'],
+      ['l', 'r', 'r', 'r', 'r', ...(withCpu ? (['r', 'r'] as const) : []), 'r'],
       rows,
     ),
     '',
@@ -92,6 +106,13 @@ export function scenarioMarkdown(result: ScenarioResult, info: RunInfo): string 
         : '. ') +
       'The 1-connection p50 comes from a sequential loop instead (one keep-alive socket, `http.request`, ' +
       '`process.hrtime.bigint()`), so it has sub-millisecond resolution.',
+    ...(withCpu
+      ? [
+          '- Server CPU µs/req: the CPU time the server process spent during its runs at ' +
+            `${c} connections, over the requests it answered (Linux /proc, every thread: the event loop, libuv's pool, V8's helpers); ` +
+            'main thread: the event loop alone. It drifts far less than req/s with what else the machine runs.',
+        ]
+      : []),
     ...(info.loadAverage > info.cpus / 2
       ? [`- ⚠ The machine was busy when the run started (load average ${fixed(info.loadAverage, 1)} on ${info.cpus} CPU): expect noise.`]
       : []),

@@ -30,6 +30,8 @@ export interface Target {
    * The same index must give the same chain on every call: its state carries over between runs.
    */
   chain?: (connection: number) => RequestChain;
+  /** The server process that answers: its CPU time per request is reported next to its req/s (lib/cpu.ts). */
+  pid?: number;
 }
 
 /** Medians over rounds for one target; errors is the total over every run. */
@@ -43,6 +45,11 @@ export interface TargetSummary {
   p50Single: number;
   p99Single: number;
   errors: number;
+  /** The server's CPU time per request at N connections, µs (lib/cpu.ts): all its threads, and its main thread alone. */
+  cpuUs?: number;
+  mainThreadUs?: number;
+  /** `cpuUs` of each round, in round order. */
+  cpuUsByRound?: number[];
 }
 
 /** A derived figure compared with a goal, e.g. platform rps / forwarder rps >= 0.80. */

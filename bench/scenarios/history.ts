@@ -48,7 +48,7 @@ export const historyScenario: Scenario = {
         });
         servers.push(server);
         const headers = { authorization: `Bearer ${(await authorizeGrant(server.url, 'quota-app', 'openid')).access_token}` };
-        return { server, target: { id: spec.id, label: spec.label, url: `${server.url}${PING_PATH}`, method: 'GET', headers, verify: isPingBody } };
+        return { server, target: { id: spec.id, label: spec.label, pid: server.pid, url: `${server.url}${PING_PATH}`, method: 'GET', headers, verify: isPingBody } };
       };
       const started: Contender[] = [];
       for (const spec of SPECS) started.push(await launch(spec, spec.id));

@@ -6,7 +6,7 @@
 import { headToHead, type Contender, type HeadToHead } from '../lib/head-to-head.js';
 import { authorizeGrant } from '../lib/oauth.js';
 import { isPingBody, PING_PATH } from '../lib/ping.js';
-import { fixed, pairedRatio, table } from '../lib/report.js';
+import { fixed, pairedCpuRatio, pairedRatio, table } from '../lib/report.js';
 import type { Scenario } from '../lib/scenario.js';
 import { withServerRun } from '../lib/server-run.js';
 import { startServer } from '../lib/servers.js';
@@ -45,7 +45,7 @@ export const hostsScenario: Scenario = {
         servers.push(server);
         // The bare host gets a Bearer header of the same shape, so its requests are as long as the guard's.
         const token = spec.guard === 'on' ? (await authorizeGrant(server.url, 'quota-app', 'openid')).access_token : `${'x'.repeat(16)}.${'y'.repeat(43)}`;
-        return { server, target: { id: spec.id, label: spec.label, url: `${server.url}${PING_PATH}`, method: 'GET', headers: { authorization: `Bearer ${token}` }, verify: isPingBody } };
+        return { server, target: { id: spec.id, label: spec.label, pid: server.pid, url: `${server.url}${PING_PATH}`, method: 'GET', headers: { authorization: `Bearer ${token}` }, verify: isPingBody } };
       };
       const started: Contender[] = [];
       for (const spec of SPECS) started.push(await launch(spec, spec.id));
@@ -75,13 +75,15 @@ export const hostsScenario: Scenario = {
               ),
               // What the contract's headers cost on each host, apart from the guard's own work.
               table(
-                ['Host (paired, round by round)', 'headers alone ÷ bare', 'guard ÷ bare', 'guard ÷ headers alone'],
-                ['l', 'r', 'r', 'r'],
+                ['Host (paired, round by round)', 'headers alone ÷ bare', 'guard ÷ bare', 'guard ÷ headers alone', 'guard ÷ bare, per CPU second', 'guard ÷ headers alone, per CPU second'],
+                ['l', 'r', 'r', 'r', 'r', 'r'],
                 HOSTS.map(({ host, label }) => [
                   label,
                   fixed(pairedRatio(summary, `${host}-headers`, `${host}-bare`), 3),
                   fixed(pairedRatio(summary, `${host}-guard`, `${host}-bare`), 3),
                   fixed(pairedRatio(summary, `${host}-guard`, `${host}-headers`), 3),
+                  fixed(pairedCpuRatio(summary, `${host}-guard`, `${host}-bare`), 3),
+                  fixed(pairedCpuRatio(summary, `${host}-guard`, `${host}-headers`), 3),
                 ]),
               ),
             ],

@@ -5,7 +5,7 @@
  */
 import { authorizeGrant, clientBasicAuth, mapLimit, type TokenSet } from '../lib/oauth.js';
 import { authorizePeerGrant } from '../lib/oidc-peer.js';
-import { fixed, pairedRatio, summaryOf, table } from '../lib/report.js';
+import { fixed, pairedCpuRatio, pairedRatio, summaryOf, table } from '../lib/report.js';
 import type { Ratio, RequestChain, Scenario, Target } from '../lib/scenario.js';
 import { withServerRun } from '../lib/server-run.js';
 import { startServer, type ServerProcess } from '../lib/servers.js';
@@ -91,6 +91,7 @@ export const oauthPeerScenario: Scenario = {
         });
         userinfo.push({
           id: userinfoId(spec.id),
+          pid: server.pid,
           label: `userinfo, ${spec.label}`,
           url: `${server.url}${spec.userinfo}`,
           method: 'GET',
@@ -99,6 +100,7 @@ export const oauthPeerScenario: Scenario = {
         });
         refresh.push({
           id: refreshId(spec.id),
+          pid: server.pid,
           label: `refresh_token grant, ${spec.label}`,
           url: `${server.url}${spec.token}`,
           method: 'POST',
@@ -125,8 +127,12 @@ export const oauthPeerScenario: Scenario = {
             const errors = r.errors + u.errors;
             return [spec.label, fixed(r.rps, 0), fixed(r.p50, 1), fixed(r.p99, 1), fixed(u.rps, 0), fixed(u.p50, 0), fixed(u.p99, 0), errors > 0 ? `**${errors}** ⚠` : '0'];
           });
+          const perCpu = (kind: (server: ServerId) => string) => fixed(pairedCpuRatio(summary, kind('platform'), kind('oidc-provider')), 2);
           return {
             ratios: [],
+            notes: [
+              `Per CPU second (the servers' CPU time per request, paired round by round): refresh ${perCpu(refreshId)} ×, userinfo ${perCpu(userinfoId)} × oidc-provider. The servers' CPU includes the RS256 signature, which both run on libuv's thread pool (WebCrypto); the main thread column shows what is left on the event loop.`,
+            ],
             tables: [
               table(
                 ['Server', `refresh req/s (${c} conn)`, 'p50 ms', 'p99 ms', `userinfo req/s (${c} conn)`, 'p50 ms', 'p99 ms', 'errors'],

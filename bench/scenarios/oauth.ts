@@ -108,6 +108,7 @@ export const oauthScenario: Scenario = {
           chains,
           userinfo: {
             id: `userinfo-${kind}`,
+            pid: server.pid,
             label: `userinfo, ${STORE_LABEL[kind]}`,
             url: `${server.url}/oauth/userinfo`,
             method: 'GET',
@@ -116,6 +117,7 @@ export const oauthScenario: Scenario = {
           },
           clientCredentials: {
             id: `client-credentials-${kind}`,
+            pid: server.pid,
             label: `client_credentials grant, ${STORE_LABEL[kind]}`,
             url: `${server.url}/oauth/token`,
             method: 'POST',
@@ -125,6 +127,7 @@ export const oauthScenario: Scenario = {
           },
           refresh: {
             id: `refresh-${kind}`,
+            pid: server.pid,
             label: `refresh_token grant, ${STORE_LABEL[kind]}`,
             url: `${server.url}/oauth/token`,
             method: 'POST',

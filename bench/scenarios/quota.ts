@@ -79,7 +79,7 @@ export const quotaScenario: Scenario = {
         if (spec.guard) headers.authorization = `Bearer ${(await authorizeGrant(server.url, 'quota-app', 'openid')).access_token}`;
         // The floor gets a Bearer header of the same shape, so its requests are as long as the guard's.
         if (spec.peer === 'floor') headers.authorization = `Bearer ${'x'.repeat(16)}.${'y'.repeat(43)}`;
-        return { server, target: { id: spec.id, label: spec.label, url: `${server.url}${PING_PATH}`, method: 'GET', headers, verify: isPingBody } };
+        return { server, target: { id: spec.id, label: spec.label, pid: server.pid, url: `${server.url}${PING_PATH}`, method: 'GET', headers, verify: isPingBody } };
       };
       // Three at a time: ten processes compiling TypeScript at once can starve a small machine for a minute.
       const started = await mapLimit(SPECS, 3, (spec) => launch(spec, spec.id));

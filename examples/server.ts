@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { readConfig, type ExampleConfig } from './config.js';
 import { FRAMEWORKS, createHost, readHostChoice, type Framework, type RuntimeName } from './hosts/choice.js';
-import type { ExampleHost, Listening } from './hosts/host.js';
+import { stopExample, type ExampleHost, type Listening } from './hosts/host.js';
 import { RUNTIME, runtimeLabel } from './hosts/runtime.js';
 import { createSite } from './site.js';
 
@@ -103,8 +103,7 @@ async function start(framework: Framework): Promise<void> {
   if (config.adminToken) console.log(`  console:         ${base}/admin/console   (operator console; sign in with ADMIN_TOKEN)`);
 
   const shutdown = async () => {
-    await listening.close();
-    await site.close();
+    await stopExample(listening, host, site);
     process.exit(0);
   };
   process.once('SIGINT', shutdown);

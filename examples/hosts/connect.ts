@@ -52,6 +52,7 @@ export function createConnectHost(site: Site): ExampleHost {
   });
   return {
     ready: () => platform.platform.ready(),
+    close: () => platform.platform.close(),
     listen: (port, hostname) => listenNode(createServer(app), port, hostname),
   };
 }

@@ -39,6 +39,7 @@ export function createExpressHost(site: Site): ExampleHost {
   app.use(errors);
   return {
     ready: () => platform.platform.ready(),
+    close: () => platform.platform.close(),
     listen: (port, hostname) => listenNode(createServer(app), port, hostname),
   };
 }

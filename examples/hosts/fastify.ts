@@ -43,6 +43,7 @@ export async function createFastifyHost(site: Site): Promise<ExampleHost> {
       await app.ready();
       await platform.platform.ready();
     },
+    close: () => platform.platform.close(),
     listen: async (port, hostname) => {
       await app.listen({ port, host: hostname });
       return { port: (app.server.address() as AddressInfo).port, close: () => app.close() };

@@ -35,6 +35,7 @@ export async function createHonoHost(site: Site): Promise<ExampleHost> {
   app.onError((error, c) => send(c, site.errorPage(c.req.method, c.req.path, error)));
   return {
     ready: () => platform.platform.ready(),
+    close: () => platform.platform.close(),
     listen: (port, hostname) => serveFetch(app.fetch, port, hostname),
   };
 }

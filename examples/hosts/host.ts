@@ -16,6 +16,18 @@ export interface ExampleHost {
   ready(): Promise<void>;
   /** Rejects with the server's own error (EADDRINUSE, EACCES, ...) when it cannot listen. */
   listen(port: number, hostname: string): Promise<Listening>;
+  /** Writes the usage history the platform counted and not yet sent (docs/operator.md#usage-history): before the stores close. */
+  close(): Promise<void>;
+}
+
+/**
+ * The example's shutdown (Ctrl-C, SIGTERM): stop taking requests, let the platform write what it
+ * still holds (the usage history of the last seconds), then close the stores it writes to.
+ */
+export async function stopExample(listening: Listening, host: ExampleHost, site: { close(): Promise<void> }): Promise<void> {
+  await listening.close();
+  await host.close();
+  await site.close();
 }
 
 /** A header of a Node request as one string. */

@@ -53,6 +53,7 @@ export function createKoaHost(site: Site): ExampleHost {
   app.use(notFound);
   return {
     ready: () => platform.platform.ready(),
+    close: () => platform.platform.close(),
     listen: (port, hostname) => listenNode(createServer(app.callback()), port, hostname),
   };
 }

@@ -7,6 +7,7 @@
 import { expect } from 'vitest';
 import { readConfig } from '../../examples/config.js';
 import { createHost, type Framework } from '../../examples/hosts/choice.js';
+import { stopExample } from '../../examples/hosts/host.js';
 import { createSite } from '../../examples/site.js';
 import type { ExampleStores } from '../../examples/stores.js';
 import { freePort } from '../support/net.js';
@@ -29,10 +30,7 @@ export async function startExample(env: Record<string, string> = {}, stores?: Ex
     const listening = await host.listen(port, '127.0.0.1');
     return {
       base: `http://127.0.0.1:${port}`,
-      async close() {
-        await listening.close();
-        await site.close();
-      },
+      close: () => stopExample(listening, host, site),
     };
   } catch (error) {
     await site.close();

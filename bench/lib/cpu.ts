@@ -1,7 +1,8 @@
 /**
  * The CPU time a server process spent, read from Linux's /proc: what a request costs the server
- * itself, whatever else the machine runs. Throughput on a shared machine drifts with its
- * neighbours; the CPU time per request does far less, so the report gives both.
+ * itself. Throughput also counts the time the server waited for a CPU; the CPU time per request
+ * counts only the time it ran, so the report gives both. (A busy machine still slows each CPU
+ * second through shared caches, so neither figure is free of the machine's other load.)
  *
  * `mainMs` is the main thread alone (the event loop: JavaScript, parsing, the HTTP stack);
  * `totalMs` adds libuv's thread pool (WebCrypto signatures, scrypt) and V8's helper threads

@@ -47,8 +47,7 @@ export function pairedRatio(summary: ReadonlyMap<string, TargetSummary>, a: stri
 
 /**
  * `a`'s req/s per CPU second over `b`'s (`b`'s CPU time per request over `a`'s), paired round by
- * round: `pairedRatio` in CPU terms, which the rest of the machine's load barely moves
- * (lib/cpu.ts). NaN without CPU figures.
+ * round: `pairedRatio` in CPU terms, without the time a server waited for a CPU (lib/cpu.ts). NaN without CPU figures.
  */
 export function pairedCpuRatio(summary: ReadonlyMap<string, TargetSummary>, a: string, b: string): number {
   const over = summaryOf(summary, b).cpuUsByRound;
@@ -110,7 +109,7 @@ export function scenarioMarkdown(result: ScenarioResult, info: RunInfo): string 
       ? [
           '- Server CPU µs/req: the CPU time the server process spent during its runs at ' +
             `${c} connections, over the requests it answered (Linux /proc, every thread: the event loop, libuv's pool, V8's helpers); ` +
-            'main thread: the event loop alone. It drifts far less than req/s with what else the machine runs.',
+            'main thread: the event loop alone. Unlike req/s it leaves out the time the server waited for a CPU.',
         ]
       : []),
     ...(info.loadAverage > info.cpus / 2

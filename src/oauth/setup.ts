@@ -232,6 +232,7 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
       return context.store.getClient(clientId);
     },
     lockedAddresses: lockedAddresses(shared.now),
+    clientChecks: new Map(),
     clientAuthThrottle: guardedThrottle(
       createFailureThrottle({
         failures: clientAuthFailureLimits(options.bruteForce),

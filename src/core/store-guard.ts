@@ -17,7 +17,7 @@
 import { StoreUnavailableError } from './errors.js';
 import type { Logger } from './logger.js';
 import { isStoreCallError, StoreBusyError, StoreFailedError, StoreTimeoutError, type StoreCallError } from './store-errors.js';
-import type { StoreLane } from './store-lane.js';
+import { withConnection, type StoreLane } from './store-lane.js';
 
 /** A late call gives up after this many deadlines, even while the store answers other calls. */
 export const LATE_LIMIT = 10;
@@ -62,7 +62,7 @@ export interface StoreGuard {
    */
   ask<T>(work: (call: StoreCall) => Promise<T>, options?: { queued?: boolean }): Promise<T>;
   /** `ask`, with every failure answered as a 503 StoreUnavailableError (its `cause` says why). */
-  run<T>(work: () => Promise<T>): Promise<T>;
+  run<T>(work: () => Promise<T>, options?: { queued?: boolean }): Promise<T>;
   /** Runs `action` when the current outage ends (at once when there is none). */
   whenBack(action: () => void): void;
   /** A store that answered in process (no promise) failed: counted and logged like a call; answers the error to report. */
@@ -188,11 +188,7 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
 
   const ask = <T>(work: (call: StoreCall) => Promise<T>, options?: { queued?: boolean }): Promise<T> => {
     if (!lane || options?.queued) return attempt(work);
-    return lane.enter(name, outage === undefined).then((release) => {
-      const answer = attempt(work);
-      answer.then(release, release);
-      return answer;
-    });
+    return withConnection(lane, name, outage === undefined, () => attempt(work));
   };
 
   return {
@@ -202,8 +198,8 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
       return outage !== undefined;
     },
     ask,
-    run: (work) =>
-      ask(work).catch((error: unknown) => {
+    run: (work, options) =>
+      ask(work, options).catch((error: unknown) => {
         throw new StoreUnavailableError(name, error);
       }),
     whenBack(action) {

@@ -27,6 +27,18 @@ export interface StoreLane {
   enter(store: string, wait?: boolean): Promise<() => void>;
 }
 
+/**
+ * `work` once it has a connection of `lane`; the connection is given back when its answer settles.
+ * With `wait: false` (the store is failing) it is shed at once when every connection is busy.
+ */
+export function withConnection<T>(lane: StoreLane, store: string, wait: boolean, work: () => Promise<T>): Promise<T> {
+  return lane.enter(store, wait).then((release) => {
+    const answer = work();
+    answer.then(release, release);
+    return answer;
+  });
+}
+
 interface Waiter {
   admit(): void;
   timer: NodeJS.Timeout;

@@ -3,6 +3,7 @@
  * introspection (RFC 7662 2.1) endpoints: HTTP Basic for a confidential client, `client_id` alone
  * for a public one, every secret checked through the brute-force throttle.
  */
+import { createHash } from 'node:crypto';
 import { readBasicAuth } from '../core/basic-auth.js';
 import { countedAddress } from '../core/client-address.js';
 import type { PlatformRequest } from '../core/http.js';
@@ -104,8 +105,7 @@ export function clientAuthFailureLimits(options: Required<BruteForceOptions>): R
   return { [ADDRESS]: options.addressFailures, [ADDRESS_AND_CLIENT]: options.clientAuthFailures };
 }
 
-function countedKeys(ip: string, clientId: string): CountedKey[] {
-  const address = countedAddress(ip);
+function countedKeys(address: string, clientId: string): CountedKey[] {
   // JSON keeps the pair apart whatever characters a client id holds.
   return [
     { kind: ADDRESS, id: address },
@@ -123,7 +123,10 @@ function failed(clientId: string, context: OAuthContext): OAuthProtocolError {
  * RFC 6749 2.3.1 and 10.10: every attempt whose secret must be checked reserves a failure on the
  * caller's address, and on the address with the client id, first, so no burst of guesses runs
  * more checks than the limit. A success gives back only its own reservation: failures made by
- * others stay counted.
+ * others stay counted. Attempts from one address with the same credentials at the same time are
+ * one check and share its answer: a client's burst of requests before its secret is remembered
+ * reserves one failure, not one each, so it cannot reach its own limit; a repeated guess is no
+ * new guess.
  */
 export async function authenticateClient(request: PlatformRequest, form: Record<string, string>, context: OAuthContext): Promise<OAuthClientRecord> {
   const presented = presentedCredentials(request, form);
@@ -135,11 +138,21 @@ export async function authenticateClient(request: PlatformRequest, form: Record<
     if (presented.secret === undefined) return known;
     throw failed(presented.clientId, context);
   }
-  const ip = context.clientIp(request);
-  if (!context.lockedAddresses.isLocked(countedAddress(ip)) && remembered(known, presented.secret, context)) return known;
-  const attempt = await context.clientAuthThrottle.attempt(countedKeys(ip, presented.clientId));
+  const address = countedAddress(context.clientIp(request));
+  if (!context.lockedAddresses.isLocked(address) && remembered(known, presented.secret, context)) return known;
+  // Hashed: the secret stays out of the map, which lives only as long as the check.
+  const key = createHash('sha256').update(JSON.stringify([address, presented.clientId, presented.secret ?? null])).digest('base64url');
+  const running = context.clientChecks.get(key);
+  if (running) return running;
+  const check = checkPresented(address, presented, known, context).finally(() => context.clientChecks.delete(key));
+  context.clientChecks.set(key, check);
+  return check;
+}
+
+async function checkPresented(address: string, presented: PresentedCredentials, known: OAuthClientRecord | undefined, context: OAuthContext): Promise<OAuthClientRecord> {
+  const attempt = await context.clientAuthThrottle.attempt(countedKeys(address, presented.clientId));
   if (attempt.retryAfter > 0) {
-    context.lockedAddresses.lock(countedAddress(ip), attempt.retryAfter);
+    context.lockedAddresses.lock(address, attempt.retryAfter);
     throw new OAuthProtocolError('invalid_client', `too many failed client authentications; retry in ${attempt.retryAfter} seconds`, 429, {
       'retry-after': String(attempt.retryAfter),
     });

@@ -50,6 +50,8 @@ export interface OAuthContext {
   clientAuthThrottle: FailureThrottle;
   /** Addresses this process answered 429 at that limit: a remembered secret does not skip it for them. */
   lockedAddresses: LockedAddresses;
+  /** Client authentications in progress, by caller address and credentials: one check serves them all. */
+  clientChecks: Map<string, Promise<OAuthClientRecord>>;
   logger: Logger;
   authenticate(request: PlatformRequest): Promise<OAuthUser | undefined>;
   clientIp(request: PlatformRequest): string;

@@ -8,7 +8,9 @@ import { isPlainObject } from '../core/plain-object.js';
 import type { RouteDoc } from '../core/route-doc.js';
 import type { Namespace, Route } from '../core/router.js';
 import type { StoreConnection } from '../core/store-connection.js';
+import { isStoreCallError } from '../core/store-errors.js';
 import { createStoreGuard, type StoreGuard } from '../core/store-guard.js';
+import { withConnection } from '../core/store-lane.js';
 import type { Telemetry } from '../core/telemetry.js';
 import { authorizeDoc, consentDoc, handleAuthorize, handleConsent } from './authorize.js';
 import { clientAuthFailureLimits } from './client-auth.js';
@@ -109,7 +111,9 @@ function withTokenMetrics(emit: EmitEvent, telemetry: Telemetry): EmitEvent {
  * The throttle's counters live in the same store: its calls get the same deadline and outage log.
  * A reservation the outage kept from being given back (or that landed after its deadline) is given
  * back when the store is back, so an outage does not count as failed authentications and lock the
- * client out.
+ * client out. On a pool, each counter query takes its own connection through the pool's local
+ * queue (`connection`), so an attempt holds none while it waits (`queued`), and a query shed by a
+ * full queue is load (store_busy), not an outage.
  */
 function guardedThrottle(throttle: FailureThrottle, guard: StoreGuard): FailureThrottle {
   const releaseWhenBack = (release: () => Promise<void>, tries: number): Promise<void> =>
@@ -117,11 +121,14 @@ function guardedThrottle(throttle: FailureThrottle, guard: StoreGuard): FailureT
       if (tries > 1) guard.whenBack(() => void releaseWhenBack(release, tries - 1).catch(() => undefined));
       throw error;
     });
+  const storeCallError = (error: unknown): never => {
+    throw error instanceof ReservationFailedError && isStoreCallError(error.cause) ? error.cause : error;
+  };
   return {
     attempt(names) {
       const abandoned = new AbortController();
       const started = throttle.attempt(names, abandoned.signal);
-      return guard.run(() => started).then(
+      return guard.run(() => started.catch(storeCallError), { queued: true }).then(
         (attempt) => ({ retryAfter: attempt.retryAfter, release: () => releaseWhenBack(() => attempt.release(), 5) }),
         (error: unknown) => {
           abandoned.abort(error);
@@ -139,7 +146,6 @@ function guardedThrottle(throttle: FailureThrottle, guard: StoreGuard): FailureT
     },
   };
 }
-
 
 /** Resolves the OAuth options into the shared context and its routes. */
 export interface OAuthServer {
@@ -226,12 +232,14 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
       return context.store.getClient(clientId);
     },
     lockedAddresses: lockedAddresses(shared.now),
+    clientChecks: new Map(),
     clientAuthThrottle: guardedThrottle(
       createFailureThrottle({
         failures: clientAuthFailureLimits(options.bruteForce),
         windowSeconds: options.bruteForce.windowSeconds,
         name: 'client-auth',
         store: rawStore,
+        ...(connection?.lane ? { connection: (query) => withConnection(connection.lane!, storeName, !storeGuard.degraded, query) } : {}),
       }),
       storeGuard,
     ),

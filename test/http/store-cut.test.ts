@@ -234,10 +234,10 @@ function describeCut(name: string, suite: (name: string, body: () => void) => vo
         const seen = JSON.stringify(warned);
         const notices = logged.filter((line) => line.level === 'info').map((line) => line.message);
         expect(warnings.filter((m) => m.startsWith('quota store unavailable')), seen).toHaveLength(1);
-        expect(warnings.filter((m) => m.startsWith('OAuth store')), seen).toHaveLength(1);
+        expect(warnings.filter((m) => m.startsWith(`OAuth store (${name}) unavailable`)), seen).toHaveLength(1);
         expect(warnings, seen).toHaveLength(2);
         expect(notices.filter((m) => m === 'quota store available again')).toHaveLength(1);
-        expect(notices.filter((m) => m.startsWith('OAuth store') && m.endsWith('available again'))).toHaveLength(1);
+        expect(notices.filter((m) => m === `OAuth store (${name}) available again`)).toHaveLength(1);
         await host.close();
       }, 30_000);
     }

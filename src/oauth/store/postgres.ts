@@ -72,6 +72,8 @@ export interface PostgresRateLimitStore {
 }
 
 export interface PostgresOAuthStore extends OAuthStore {
+  /** Names the store in the log, the metrics and errors: `OAuth store (postgres)`. */
+  readonly kind: 'postgres';
   /** The pool as `ready()` warms it and the store guard queues calls for it (docs/stores.md#the-local-queue). */
   readonly connection: StoreConnection;
   /** Lets the client-authentication limit and `createLoginThrottle({ store })` count in this schema. */
@@ -187,6 +189,7 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
   }
 
   return {
+    kind: 'postgres',
     connection: pgConnection(pool),
     migrate: startMigration,
 

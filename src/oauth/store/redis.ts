@@ -83,6 +83,8 @@ export interface RedisRateLimitStore {
 }
 
 export interface RedisOAuthStore extends OAuthStore {
+  /** Names the store in the log, the metrics and errors: `OAuth store (redis)`. */
+  readonly kind: 'redis';
   /** The client as `ready()` waits for it to connect (docs/deployment.md#start). */
   readonly connection: StoreConnection;
   /** Lets the client-authentication limit and `createLoginThrottle({ store })` count on this Redis. */
@@ -177,6 +179,7 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
   }
 
   return {
+    kind: 'redis',
     connection: redisConnection(client),
     rateLimitStore: { kind: 'redis', client, keyPrefix: prefix },
 

@@ -1,0 +1,64 @@
+/**
+ * The brute-force counters on a PostgreSQL pool under a flood of wrong secrets (docs/stores.md,
+ * "The local queue"; docs/deployment.md, "When a store is down"). Every counter query takes its
+ * connection through the pool's local queue, like every other store call: a flood is load, shed
+ * with 503 and `Retry-After` past the queue's bound, never an outage, never a crash, and calls
+ * outside the flood keep their connections. The pool is as small as a busy one gets, with a
+ * `connectionTimeoutMillis` that pg applies to callers waiting in its own queue.
+ */
+import pg from 'pg';
+import { afterEach, expect, it } from 'vitest';
+import { header } from '../../src/core/http.js';
+import { createPostgresOAuthStore } from '../../src/oauth/store/index.js';
+import { postFormFrom, type Answer } from '../support/from-address.js';
+import { capturingLogger } from '../support/logger.js';
+import { cheapClients } from '../support/oauth.js';
+import { databaseUrl, describePostgres, uniqueName } from '../support/services.js';
+import { basic, closeHosts, SERVICE, startHost } from './compliance/helpers.js';
+
+const FLOOD = 400;
+
+describePostgres('the brute-force counters on a busy PostgreSQL pool', { timeout: 60_000 }, () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    await closeHosts();
+    for (const cleanup of cleanups.splice(0)) await cleanup();
+  });
+
+  it('RFC 6749 10.10: 400 concurrent wrong secrets from 400 addresses on 2 connections are load: 401 or 503 with Retry-After, no outage, and a token is still served', async () => {
+    const schema = uniqueName('bruteforce_pool');
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 2, min: 2, connectionTimeoutMillis: 100 });
+    cleanups.push(async () => {
+      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await pool.end();
+    });
+    const logger = capturingLogger();
+    const host = await startHost('express', {
+      oauth: { store: createPostgresOAuthStore({ pool, schema }), clients: await cheapClients() },
+      platform: { logger, clientIp: (request) => header(request, 'x-test-ip') },
+    });
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    cleanups.push(async () => void process.off('unhandledRejection', record));
+    const token = (ip: string, secret: string) =>
+      postFormFrom('127.0.0.1', `${host.origin}/oauth/token`, { grant_type: 'client_credentials' }, { authorization: basic(SERVICE.id, secret), 'x-test-ip': ip });
+
+    const answers: Answer[] = await Promise.all(Array.from({ length: FLOOD }, (_, i) => token(`198.51.${i >> 8}.${i & 255}`, `wrong-secret-${i}`)));
+    // A rejection nobody handled ends a Node process: give one a turn to surface.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+
+    expect(unhandled).toEqual([]);
+    for (const res of answers) {
+      expect([401, 503], JSON.stringify(res.body)).toContain(res.status);
+      if (res.status === 503) {
+        expect(res.body.error).toBe('temporarily_unavailable');
+        expect(res.headers['retry-after']).toBe('1');
+      }
+    }
+    expect(answers.filter((res) => res.status === 401).length).toBeGreaterThan(0);
+    expect(logger.records.filter((entry) => entry.message.includes('unavailable'))).toEqual([]);
+    const served = await token('192.0.2.1', SERVICE.secret);
+    expect(served.status, JSON.stringify(served.body)).toBe(200);
+  });
+});

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { countedAddress } from '../core/client-address.js';
 import { configurationError } from '../core/errors.js';
+import type { StoreConnection } from '../core/store-connection.js';
+import { withConnection } from '../core/store-lane.js';
 import type { PostgresOAuthStore, PostgresRateLimitStore } from './store/postgres.js';
 import type { RedisOAuthStore, RedisRateLimitStore } from './store/redis.js';
 import type { OAuthStore } from './store/types.js';
@@ -215,7 +217,9 @@ export interface LoginThrottleOptions {
   windowSeconds?: number;
   /**
    * The platform's OAuth store: on a Redis or PostgreSQL store the counts live there, shared by
-   * every process on it. Default: in process memory.
+   * every process on it. Default: in process memory. On PostgreSQL each count waits for its
+   * connection in the pool's local queue (docs/stores.md#the-local-queue); past its bound
+   * `attempt()` rejects with a StoreBusyError.
    */
   store?: OAuthStore;
 }
@@ -255,6 +259,7 @@ const ADDRESS_AND_USER = 'ip+user';
  * await attempt.succeeded();
  */
 export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginThrottle {
+  const lane = (options.store as { connection?: StoreConnection } | undefined)?.connection?.lane;
   const throttle = createFailureThrottle({
     failures: {
       [ADDRESS]: positiveInteger(options.addressFailures ?? 100, 'addressFailures'),
@@ -263,6 +268,8 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
     windowSeconds: positiveInteger(options.windowSeconds ?? 900, 'windowSeconds'),
     name: 'login',
     store: options.store,
+    // On a pool, each count waits for its connection in the pool's local queue like every store call of the platform.
+    ...(lane ? { connection: <T>(query: () => Promise<T>) => withConnection(lane, 'login throttle', true, query) } : {}),
   });
   return {
     async attempt(username, ip) {

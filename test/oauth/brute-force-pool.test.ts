@@ -10,6 +10,7 @@ import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { header } from '../../src/core/http.js';
 import { createPostgresOAuthStore } from '../../src/oauth/store/index.js';
+import { createLoginThrottle } from '../../src/oauth/throttle.js';
 import { postFormFrom, type Answer } from '../support/from-address.js';
 import { capturingLogger } from '../support/logger.js';
 import { cheapClients } from '../support/oauth.js';
@@ -60,5 +61,24 @@ describePostgres('the brute-force counters on a busy PostgreSQL pool', { timeout
     expect(logger.records.filter((entry) => entry.message.includes('unavailable'))).toEqual([]);
     const served = await token('192.0.2.1', SERVICE.secret);
     expect(served.status, JSON.stringify(served.body)).toBe(200);
+  });
+
+  it("createLoginThrottle({ store }): a burst of logins waits in the pool's local queue, never in pg's own", async () => {
+    const schema = uniqueName('login_pool');
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 2, min: 2 });
+    cleanups.push(async () => {
+      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await pool.end();
+    });
+    const logins = createLoginThrottle({ store: createPostgresOAuthStore({ pool, schema }) });
+    await (await logins.attempt('warm-up', '192.0.2.1')).succeeded();
+
+    // Time in pg's queue would count against the deadlines of the platform's calls on the same pool.
+    let mostWaiting = 0;
+    const watch = setInterval(() => (mostWaiting = Math.max(mostWaiting, pool.waitingCount)), 1);
+    const attempts = await Promise.all(Array.from({ length: 60 }, (_, i) => logins.attempt(`user-${i}`, `198.51.100.${i}`))).finally(() => clearInterval(watch));
+
+    expect(attempts.map((attempt) => attempt.retryAfter)).toEqual(Array.from({ length: 60 }, () => 0));
+    expect(mostWaiting).toBe(0);
   });
 });

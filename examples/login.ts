@@ -101,7 +101,9 @@ export function createLogin({ publicUrl, sessions, tokens, secure, store }: Logi
     // Counted before the password is checked, so a burst of guesses cannot get past the limit.
     // The host's client address: behind a proxy, configure the host to trust it
     // (docs/deployment.md#clientip), or every caller would share the proxy's count.
-    const attempt = await throttle.attempt(username, request.ip);
+    // A store that cannot count (down, or busy under a flood) checks no password: 503, try again.
+    const attempt = await throttle.attempt(username, request.ip).catch(() => undefined);
+    if (!attempt) return formPage(request, 503, { returnTo, username, message: 'Signing in is unavailable for a moment; try again.' }, { 'retry-after': '1' });
     const wait = attempt.retryAfter;
     if (wait > 0) return formPage(request, 429, { returnTo, username, message: `Too many attempts; try again in ${wait} s.` }, { 'retry-after': String(wait) });
     if (username !== DEMO_USER.username || password !== DEMO_USER.password) {

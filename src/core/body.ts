@@ -38,8 +38,11 @@ async function readStream(stream: AsyncIterable<Uint8Array>, limit: number): Pro
 /** RFC 6749 section 3.1: a parameter sent more than once is an error, not a silent pick. */
 function parseForm(text: string): Record<string, string> {
   const out: Record<string, string> = {};
+  // Counted apart from `out`, where a `__proto__` key sets nothing (except on Deno, which drops that accessor).
+  const seen = new Set<string>();
   for (const [key, value] of new URLSearchParams(text)) {
-    if (Object.hasOwn(out, key)) throw new BadRequestError(`Parameter ${key} must not be sent more than once`);
+    if (seen.has(key)) throw new BadRequestError(`Parameter ${key} must not be sent more than once`);
+    seen.add(key);
     out[key] = value;
   }
   return out;

@@ -52,6 +52,11 @@ async function* failing(error: PlatformError): AsyncGenerator<Uint8Array> {
   throw error;
 }
 
+/** The bytes the plugin's parser read, as the stream they came in: the core reads them as on every other host. */
+async function* sent(bytes: Buffer): AsyncGenerator<Uint8Array> {
+  yield bytes;
+}
+
 function bodyFailure(error: FastifyError, bodyLimit: number): PlatformError | undefined {
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new PayloadTooLargeError(bodyLimit);
   if (error.statusCode !== undefined && error.statusCode < 500) return new BadRequestError('The request body could not be read');
@@ -68,9 +73,8 @@ function platformRequestOf(request: FastifyRequest, prefix: string, body?: Async
     mountPath: prefix,
     query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
     headers: request.headers,
-    // The plugin's parsers hand over the text; the core applies its own media-type and JSON rules.
-    parsedBody: body ? undefined : (request.body as string | undefined),
-    ...(body ? { body } : {}),
+    // The plugin's parser hands over the bytes as sent; the core applies its own rules (media type, coding, UTF-8, JSON).
+    body: body ?? (Buffer.isBuffer(request.body) ? sent(request.body) : undefined),
     ip: request.ip,
     raw: request,
   };
@@ -115,7 +119,7 @@ export function courierPlatform(options?: CourierPlatformOptions<FastifyRequest>
   const routes = async (instance: FastifyInstance): Promise<void> => {
     const prefix = instance.prefix;
     instance.removeAllContentTypeParsers();
-    instance.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_request, body, done) => done(null, body));
+    instance.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
     instance.setErrorHandler(async (error: FastifyError, request, reply) => {
       const failure = bodyFailure(error, bodyLimit);
       if (!failure) throw error;

@@ -38,7 +38,6 @@ export interface FastifyPlatform {
   quota(apiPath?: string, doc?: GuardedRouteDoc): QuotaHook;
 }
 
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 const NO_QUERY = new URLSearchParams();
 
 function send(reply: FastifyReply, response: PlatformResponse): FastifyReply {
@@ -134,8 +133,9 @@ export function courierPlatform(options?: CourierPlatformOptions<FastifyRequest>
     };
     const { routes: table, namespaces } = platform.routeTable();
     const paths = new Set([...table.map((route) => route.path), ...namespaces, ...namespaces.map((ns) => `${ns}/*`)]);
-    // Every method on every path: the platform answers 405 with Allow, and 404 under its namespaces.
-    for (const url of paths) instance.route({ method: METHODS, url, handler });
+    // Every method Fastify routes (TRACE and its other known methods too), on every path: the
+    // platform answers 405 with Allow, and 404 under its namespaces, never Fastify's own 404.
+    for (const url of paths) instance.all(url, handler);
   };
 
   const plugin = async (fastify: FastifyInstance, registered: FastifyPlatformRegisterOptions): Promise<void> => {

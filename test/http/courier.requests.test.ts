@@ -344,6 +344,9 @@ describe.each(ADAPTERS)('courier proxy on $name', (adapter) => {
       const onDelete = await request(app.server).delete('/courier/cancel_order');
       envelope(onDelete, 405, 1);
       expect(onDelete.headers.allow).toBe('POST');
+      const onTrace = await request(app.server).trace('/courier/cancel_order');
+      envelope(onTrace, 405, 1);
+      expect(onTrace.headers.allow).toBe('POST');
     });
 
     it('a trailing slash is tolerated', async () => {

@@ -38,7 +38,6 @@ export interface FastifyPlatform {
   quota(apiPath?: string, doc?: GuardedRouteDoc): QuotaHook;
 }
 
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 const NO_QUERY = new URLSearchParams();
 
 function send(reply: FastifyReply, response: PlatformResponse): FastifyReply {
@@ -50,6 +49,11 @@ function send(reply: FastifyReply, response: PlatformResponse): FastifyReply {
 /** A body that fails as Fastify failed to read it: the route that reads its body answers in its own format. */
 async function* failing(error: PlatformError): AsyncGenerator<Uint8Array> {
   throw error;
+}
+
+/** The bytes the plugin's parser read, as the stream they came in: the core reads them as on every other host. */
+async function* sent(bytes: Buffer): AsyncGenerator<Uint8Array> {
+  yield bytes;
 }
 
 function bodyFailure(error: FastifyError, bodyLimit: number): PlatformError | undefined {
@@ -68,9 +72,8 @@ function platformRequestOf(request: FastifyRequest, prefix: string, body?: Async
     mountPath: prefix,
     query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
     headers: request.headers,
-    // The plugin's parsers hand over the text; the core applies its own media-type and JSON rules.
-    parsedBody: body ? undefined : (request.body as string | undefined),
-    ...(body ? { body } : {}),
+    // The plugin's parser hands over the bytes as sent; the core applies its own rules (media type, coding, UTF-8, JSON).
+    body: body ?? (Buffer.isBuffer(request.body) ? sent(request.body) : undefined),
     ip: request.ip,
     raw: request,
   };
@@ -115,7 +118,7 @@ export function courierPlatform(options?: CourierPlatformOptions<FastifyRequest>
   const routes = async (instance: FastifyInstance): Promise<void> => {
     const prefix = instance.prefix;
     instance.removeAllContentTypeParsers();
-    instance.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_request, body, done) => done(null, body));
+    instance.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
     instance.setErrorHandler(async (error: FastifyError, request, reply) => {
       const failure = bodyFailure(error, bodyLimit);
       if (!failure) throw error;
@@ -130,8 +133,9 @@ export function courierPlatform(options?: CourierPlatformOptions<FastifyRequest>
     };
     const { routes: table, namespaces } = platform.routeTable();
     const paths = new Set([...table.map((route) => route.path), ...namespaces, ...namespaces.map((ns) => `${ns}/*`)]);
-    // Every method on every path: the platform answers 405 with Allow, and 404 under its namespaces.
-    for (const url of paths) instance.route({ method: METHODS, url, handler });
+    // Every method Fastify routes (TRACE and its other known methods too), on every path: the
+    // platform answers 405 with Allow, and 404 under its namespaces, never Fastify's own 404.
+    for (const url of paths) instance.all(url, handler);
   };
 
   const plugin = async (fastify: FastifyInstance, registered: FastifyPlatformRegisterOptions): Promise<void> => {

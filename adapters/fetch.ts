@@ -37,14 +37,25 @@ export function peerAddressOf(request: Request, info: unknown): string | undefin
   return host.remoteAddr?.hostname ?? host.incoming?.socket?.remoteAddress;
 }
 
-/** `https://host/a/b?c` -> the path `/a/b` and the query `c`, without building a URL object. */
+/** A `.` or `..` segment (also as `%2e`), or a backslash: what the URL standard rewrites in a path. */
+const UNRESOLVED_PATH = /\/(?:\.|%2e){1,2}(?:\/|$)|\\/i;
+
+/**
+ * `https://host/a/b?c` -> the path `/a/b` and the query `c`, without building a URL object.
+ * Deno hands over the request target as the client sent it (`/x/../oauth/token`), where Bun and
+ * @hono/node-server resolve it first; a host routes on `new URL(request.url).pathname`, so such a
+ * path is resolved the same way here (RFC 3986 5.2.4), or the platform and its quota guard would
+ * see another path than the host's router.
+ */
 function splitUrl(url: string): { path: string; query: string } {
   const start = url.indexOf('/', url.indexOf('//') + 2);
   if (start === -1) return { path: '/', query: '' };
   const q = url.indexOf('?', start);
   const hash = url.indexOf('#', start);
   const end = hash === -1 ? url.length : hash;
-  return q === -1 || q > end ? { path: url.slice(start, end), query: '' } : { path: url.slice(start, q), query: url.slice(q + 1, end) };
+  const split = q === -1 || q > end ? { path: url.slice(start, end), query: '' } : { path: url.slice(start, q), query: url.slice(q + 1, end) };
+  if (UNRESOLVED_PATH.test(split.path)) split.path = new URL(url).pathname;
+  return split;
 }
 
 function headersOf(request: Request): Record<string, string> {

@@ -35,11 +35,39 @@ async function readStream(stream: AsyncIterable<Uint8Array>, limit: number): Pro
   return Buffer.concat(chunks, size);
 }
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * JSON is UTF-8 (RFC 8259 8.1) and so is a form (WHATWG URL, application/x-www-form-urlencoded):
+ * bytes that are not are refused, where a lenient decoding would pass U+FFFD on as the value.
+ */
+function utf8(bytes: Buffer): string {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    throw new BadRequestError('Request body is not valid UTF-8');
+  }
+}
+
+/**
+ * The platform reads bodies as sent and decodes no content coding: a compressed body is refused
+ * as such (RFC 9110 15.5.16) rather than parsed as if it were plain, which would answer with
+ * misleading errors about its contents.
+ */
+function checkEncoding(encoding: string | undefined): void {
+  if (encoding === undefined) return;
+  const codings = encoding.split(',').map((coding) => coding.trim().toLowerCase()).filter((coding) => coding !== '' && coding !== 'identity');
+  if (codings.length > 0) throw new UnsupportedMediaTypeError(`Content-Encoding ${codings.join(', ')} is not supported: send the body uncompressed`);
+}
+
 /** RFC 6749 section 3.1: a parameter sent more than once is an error, not a silent pick. */
 function parseForm(text: string): Record<string, string> {
   const out: Record<string, string> = {};
+  // Counted apart from `out`, where a `__proto__` key sets nothing (except on Deno, which drops that accessor).
+  const seen = new Set<string>();
   for (const [key, value] of new URLSearchParams(text)) {
-    if (Object.hasOwn(out, key)) throw new BadRequestError(`Parameter ${key} must not be sent more than once`);
+    if (seen.has(key)) throw new BadRequestError(`Parameter ${key} must not be sent more than once`);
+    seen.add(key);
     out[key] = value;
   }
   return out;
@@ -72,11 +100,12 @@ export async function readBody(request: PlatformRequest, options: ReadBodyOption
     return parsed;
   }
   if (parsed !== undefined) {
-    raw = Buffer.isBuffer(parsed) ? parsed.toString('utf8') : (parsed as string);
+    raw = Buffer.isBuffer(parsed) ? utf8(parsed) : (parsed as string);
   } else {
+    checkEncoding(header(request, 'content-encoding'));
     const declared = Number(header(request, 'content-length'));
     if (declared > options.limit) throw new PayloadTooLargeError(options.limit);
-    raw = request.body ? (await readStream(request.body, options.limit)).toString('utf8') : '';
+    raw = request.body ? utf8(await readStream(request.body, options.limit)) : '';
   }
 
   if (raw.length === 0) return undefined;

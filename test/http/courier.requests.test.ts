@@ -9,6 +9,7 @@
  * 1024, a host body parser) once for the sample of refusals and for bodies, routing and host
  * parsers alike; split, every adapter's apps would start once per file.
  */
+import { gzipSync } from 'node:zlib';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/core/logger.js';
@@ -275,6 +276,20 @@ describe.each(ADAPTERS)('courier proxy on $name', (adapter) => {
       envelope(res, 415, 1);
     });
 
+    it('RFC 8259 8.1: a body that is not UTF-8 -> 400, never passed on with its bytes replaced', async () => {
+      const bytes = Buffer.concat([Buffer.from('{"orderId":"SO1","cancelMemo":"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}')]);
+      const res = await rawPost(app.server, '/courier/cancel_order', { 'content-type': 'application/json' }, [bytes], 'content-length');
+      const result = envelope(res, 400, 1);
+      expect(result.message).toMatch(/UTF-8/);
+    });
+
+    it('RFC 9110 15.5.16: a compressed body (Content-Encoding: gzip) -> 415 naming the coding', async () => {
+      const headers = { 'content-type': 'application/json', 'content-encoding': 'gzip' };
+      const res = await rawPost(app.server, '/courier/cancel_order', headers, [gzipSync('{"orderId":"SO1"}')], 'content-length');
+      const result = envelope(res, 415, 1);
+      expect(result.message).toMatch(/Content-Encoding gzip/);
+    });
+
     it('malformed JSON -> 400', async () => {
       const res = await request(app.server).post('/courier/cancel_order').set('content-type', 'application/json').send('{"orderId": "SO1",');
       const result = envelope(res, 400, 1);
@@ -329,6 +344,9 @@ describe.each(ADAPTERS)('courier proxy on $name', (adapter) => {
       const onDelete = await request(app.server).delete('/courier/cancel_order');
       envelope(onDelete, 405, 1);
       expect(onDelete.headers.allow).toBe('POST');
+      const onTrace = await request(app.server).trace('/courier/cancel_order');
+      envelope(onTrace, 405, 1);
+      expect(onTrace.headers.allow).toBe('POST');
     });
 
     it('a trailing slash is tolerated', async () => {

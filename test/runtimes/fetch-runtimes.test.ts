@@ -97,6 +97,47 @@ function chunkedPost(origin: string, path: string, chunks: string[]): Promise<{ 
   });
 }
 
+/** RFC 6749 4.1: authorize as alice, approve (the first time), exchange the code; the access token. */
+async function accessToken(origin: string): Promise<string> {
+  const state = randomBytes(6).toString('hex');
+  const query = new URLSearchParams({ response_type: 'code', client_id: CLIENT.id, redirect_uri: CLIENT.redirectUri, scope: 'openid profile', state });
+  const page = await fetch(`${origin}/oauth/authorize?${query}`, { headers: { 'x-test-user': 'alice' }, redirect: 'manual' });
+  let callback = page.headers.get('location');
+  if (!callback) {
+    // No consent remembered yet: the consent page.
+    expect(page.status).toBe(200);
+    const transaction = /name="transaction" value="([^"]*)"/.exec(await page.text())![1]!.replace(/&amp;/g, '&').replace(/&quot;/g, '"');
+    const consent = await fetch(`${origin}/oauth/consent`, form({ transaction, decision: 'approve' }));
+    expect(consent.status).toBe(303);
+    callback = consent.headers.get('location');
+  }
+  const code = new URL(callback!).searchParams.get('code')!;
+  expect(code).toBeTruthy();
+
+  const basic = `Basic ${Buffer.from(`${CLIENT.id}:${CLIENT.secret}`).toString('base64')}`;
+  const tokenRes = await fetch(`${origin}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: CLIENT.redirectUri }).toString(),
+  });
+  expect(tokenRes.status).toBe(200);
+  return ((await tokenRes.json()) as { access_token: string }).access_token;
+}
+
+/** A GET of the request target exactly as written: fetch() would resolve its dot segments before sending. */
+function rawGet(origin: string, target: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${origin}/`, { path: target, headers, agent: false });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.end();
+  });
+}
+
 const upstream = sandboxUpstream();
 const cases = (Object.keys(RUNTIMES) as Runtime[]).flatMap((runtime) => STORES.map((store) => ({ runtime, store })));
 
@@ -152,25 +193,7 @@ describe.each(cases)('courier-platform/fetch on $runtime with $store stores', ({
   });
 
   it('RFC 6749 4.1: authorize, consent, token; the token passes the quota guard until the minute is used up', async () => {
-    const state = randomBytes(6).toString('hex');
-    const query = new URLSearchParams({ response_type: 'code', client_id: CLIENT.id, redirect_uri: CLIENT.redirectUri, scope: 'openid profile', state });
-    const page = await fetch(`${origin}/oauth/authorize?${query}`, { headers: { 'x-test-user': 'alice' } });
-    expect(page.status).toBe(200);
-    const transaction = /name="transaction" value="([^"]*)"/.exec(await page.text())![1]!.replace(/&amp;/g, '&').replace(/&quot;/g, '"');
-    const consent = await fetch(`${origin}/oauth/consent`, form({ transaction, decision: 'approve' }));
-    expect(consent.status).toBe(303);
-    const code = new URL(consent.headers.get('location')!).searchParams.get('code')!;
-    expect(code).toBeTruthy();
-
-    const basic = `Basic ${Buffer.from(`${CLIENT.id}:${CLIENT.secret}`).toString('base64')}`;
-    const tokenRes = await fetch(`${origin}/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: CLIENT.redirectUri }).toString(),
-    });
-    expect(tokenRes.status).toBe(200);
-    const token = ((await tokenRes.json()) as { access_token: string }).access_token;
-
+    const token = await accessToken(origin);
     const auth = { authorization: `Bearer ${token}` };
     for (let i = 0; i < 3; i++) {
       const ok = await fetch(`${origin}/openapi/v1/ping`, { headers: auth });
@@ -187,6 +210,23 @@ describe.each(cases)('courier-platform/fetch on $runtime with $store stores', ({
     const res = await fetch(`${origin}/openapi/v1/ping`);
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toMatch(/^Bearer /);
+  });
+
+  it('RFC 3986 5.2.4: a path with dot segments is the path it resolves to, for the platform and for the quota guard', async () => {
+    // The host routes on new URL(request.url).pathname, which resolves them whatever the runtime hands over.
+    const jwks = await rawGet(origin, '/host/../oauth/jwks');
+    expect(jwks.status).toBe(200);
+    expect(JSON.parse(jwks.text)).toHaveProperty('keys');
+    expect((await rawGet(origin, '/oauth/x/%2e%2e/jwks')).status).toBe(200);
+
+    // Every spelling of the guarded route counts against its one allowance (3 a minute).
+    const auth = { authorization: `Bearer ${await accessToken(origin)}` };
+    for (const target of ['/openapi/v1/x/../orders', '/openapi/v1/./orders', '/openapi/v1/y/%2e%2e/orders']) {
+      const res = await rawGet(origin, target, auth);
+      expect(res.status, target).toBe(200);
+      expect(JSON.parse(res.text)).toEqual({ orders: [], client: CLIENT.id });
+    }
+    expect((await rawGet(origin, '/openapi/v1/orders', auth)).status).toBe(429);
   });
 
   it('serves the admin API and its metrics to its token only', async () => {

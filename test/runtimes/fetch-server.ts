@@ -1,9 +1,9 @@
 /**
  * The fetch handler as a Bun, Deno or Node server, started by test/runtimes/fetch-runtimes.test.ts
  * with `bun`, `deno run` or tsx. It mounts OAuth (a test-header "session"), the quota guarding
- * GET /openapi/v1/ping, the admin API and the courier proxy to UPSTREAM_URL, with memory
- * stores or, with STORE=redis, Redis stores under KEY_PREFIX. It prints `listening <port>` once
- * it answers. Everything else answers the host's own 404, which proves the handler chains.
+ * GET /openapi/v1/ping and /openapi/v1/orders (routed on the URL's pathname), the admin API and
+ * the courier proxy to UPSTREAM_URL, with memory stores or, with STORE=redis, Redis stores under
+ * KEY_PREFIX. It prints `listening <port>` once it answers. Everything else answers the host's own 404, which proves the handler chains.
  */
 import { Redis } from 'ioredis';
 import { createRedisOAuthStore, createRedisQuotaStore, type CourierPlatformOptions } from '../../src/index.js';
@@ -53,6 +53,11 @@ async function host(request: Request, info: unknown): Promise<Response> {
     const verdict = await guard(request);
     if (!verdict.pass) return verdict.response;
     return Response.json({ pong: true, client: verdict.identity.clientId, sub: verdict.identity.sub }, { headers: verdict.headers });
+  }
+  if (url.pathname === '/openapi/v1/orders') {
+    const verdict = await guard(request);
+    if (!verdict.pass) return verdict.response;
+    return Response.json({ orders: [], client: verdict.identity.clientId }, { headers: verdict.headers });
   }
   if (url.pathname === '/host/echo' && request.method === 'POST') return Response.json({ echoed: await request.json() });
   if (url.pathname === '/host/runtime') return Response.json({ runtime: typeof Bun !== 'undefined' ? 'bun' : typeof Deno !== 'undefined' ? 'deno' : 'node' });

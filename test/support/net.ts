@@ -56,7 +56,7 @@ export function rawPost(
   server: Server,
   path: string,
   headers: Record<string, string>,
-  chunks: readonly string[],
+  chunks: readonly (string | Buffer)[],
   framing: 'chunked' | 'content-length',
 ): Promise<RawResponse> {
   const { port } = server.address() as AddressInfo;

@@ -217,6 +217,10 @@ describe.each(ADAPTER_NAMES)('token endpoint on %s', (adapter) => {
       const body = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: CONFIDENTIAL.redirectUri }).toString();
       const res = await host.postForm('/oauth/token', `${body}&code=${code}`, { authorization: basic(CONFIDENTIAL.id, CONFIDENTIAL.secret) });
       expectTokenError(res, 400, 'invalid_request');
+      // Whatever its name: __proto__ is an ordinary key here, sent twice like any other.
+      const proto = await host.postForm('/oauth/token', `${body}&__proto__=a&__proto__=b`, { authorization: basic(CONFIDENTIAL.id, CONFIDENTIAL.secret) });
+      expectTokenError(proto, 400, 'invalid_request');
+      expect(proto.body.error_description).toMatch(/__proto__/);
     });
 
     it('RFC 6749 5.1 / 5.2: every answer of the token endpoint, success or error, carries no-store and no-cache', async () => {

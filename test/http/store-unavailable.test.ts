@@ -35,7 +35,7 @@ afterAll(closeHosts);
 
 // A hanging store is waited out in real time (twice the deadline, then each call's deadline), and
 // each test builds a store and a host of its own: the adapters run at once.
-describe.concurrent('an unavailable OAuth store', () => {
+describe('an unavailable OAuth store', { concurrent: true }, () => {
   describe.each(ADAPTER_NAMES)('on %s', (adapter) => {
     for (const mode of ['failing', 'hanging'] as const) {
       it(`${mode}: every endpoint answers 503 in its own format, and the service heals when the store is back`, async () => {

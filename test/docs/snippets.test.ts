@@ -70,7 +70,9 @@ describe('extracting code blocks from Markdown', () => {
   });
 });
 
-describe('documentation snippets', () => {
+// Each quick start is a process of its own on a port of its own, most of its time spent starting:
+// they run at once (up to vitest's maxConcurrency), alongside the type-check.
+describe('documentation snippets', { concurrent: true }, () => {
   beforeAll(() => {
     rmSync(OUT, { recursive: true, force: true });
     mkdirSync(OUT, { recursive: true });

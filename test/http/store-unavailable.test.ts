@@ -33,53 +33,57 @@ function switchableStore(): { store: OAuthStore; set(mode: Mode): void } {
 
 afterAll(closeHosts);
 
-describe.each(ADAPTER_NAMES)('an unavailable OAuth store on %s', (adapter) => {
-  for (const mode of ['failing', 'hanging'] as const) {
-    it(`${mode}: every endpoint answers 503 in its own format, and the service heals when the store is back`, async () => {
-      const { store, set } = switchableStore();
-      const host = await startHost(adapter, { quota: {}, oauth: { store, storeTimeoutMs: 200 } });
-      const { token } = await accessToken(host, CONFIDENTIAL);
-      set(mode);
+// A hanging store is waited out in real time (twice the deadline, then each call's deadline), and
+// each test builds a store and a host of its own: the adapters run at once.
+describe('an unavailable OAuth store', { concurrent: true }, () => {
+  describe.each(ADAPTER_NAMES)('on %s', (adapter) => {
+    for (const mode of ['failing', 'hanging'] as const) {
+      it(`${mode}: every endpoint answers 503 in its own format, and the service heals when the store is back`, async () => {
+        const { store, set } = switchableStore();
+        const host = await startHost(adapter, { quota: {}, oauth: { store, storeTimeoutMs: 200 } });
+        const { token } = await accessToken(host, CONFIDENTIAL);
+        set(mode);
 
-      const guarded = await ping(host, token);
-      expect(guarded.status).toBe(503);
-      expect(guarded.headers['retry-after']).toBe('1');
-      expect(guarded.body).toMatchObject({ code: 1, data: null });
-      expect(host.handled).toEqual([]);
+        const guarded = await ping(host, token);
+        expect(guarded.status).toBe(503);
+        expect(guarded.headers['retry-after']).toBe('1');
+        expect(guarded.body).toMatchObject({ code: 1, data: null });
+        expect(host.handled).toEqual([]);
 
-      const quota = await host.http().get('/openapi/v1/get_quota?api_path=/openapi/v1/ping').set(bearer(token));
-      expect(quota.status).toBe(503);
-      expect(quota.body).toMatchObject({ code: 1 });
+        const quota = await host.http().get('/openapi/v1/get_quota?api_path=/openapi/v1/ping').set(bearer(token));
+        expect(quota.status).toBe(503);
+        expect(quota.body).toMatchObject({ code: 1 });
 
-      // RFC 6749 5.2 and OIDC Core 5.3.3: the JSON error of the token and userinfo endpoints.
-      const userinfo = await host.http().get('/oauth/userinfo').set(bearer(token));
-      const refresh = await host
-        .http()
-        .post('/oauth/token')
-        .auth(CONFIDENTIAL.id, CONFIDENTIAL.secret)
-        .type('form')
-        .send({ grant_type: 'refresh_token', refresh_token: token });
-      for (const res of [userinfo, refresh]) {
-        expect(res.status).toBe(503);
-        expect(res.headers['content-type']).toMatch(/^application\/json/);
-        expect(res.headers['retry-after']).toBe('1');
-        expect(res.body.error).toBe('temporarily_unavailable');
-      }
+        // RFC 6749 5.2 and OIDC Core 5.3.3: the JSON error of the token and userinfo endpoints.
+        const userinfo = await host.http().get('/oauth/userinfo').set(bearer(token));
+        const refresh = await host
+          .http()
+          .post('/oauth/token')
+          .auth(CONFIDENTIAL.id, CONFIDENTIAL.secret)
+          .type('form')
+          .send({ grant_type: 'refresh_token', refresh_token: token });
+        for (const res of [userinfo, refresh]) {
+          expect(res.status).toBe(503);
+          expect(res.headers['content-type']).toMatch(/^application\/json/);
+          expect(res.headers['retry-after']).toBe('1');
+          expect(res.body.error).toBe('temporarily_unavailable');
+        }
 
-      // The authorization endpoint needs the store for the user's consent: the OAuth error page.
-      const query = new URLSearchParams({ response_type: 'code', client_id: OTHER.id, redirect_uri: OTHER.redirectUri, scope: 'openid', state: 's' });
-      const authorize = await host.http().get(`/oauth/authorize?${query}`).set('x-test-user', 'alice');
-      expect(authorize.status).toBe(503);
-      expect(authorize.headers['content-type']).toMatch(/^text\/html/);
-      expect(authorize.text).toContain('temporarily_unavailable');
-      expect(authorize.text).not.toMatch(/ at .*\.(ts|js):\d+/);
+        // The authorization endpoint needs the store for the user's consent: the OAuth error page.
+        const query = new URLSearchParams({ response_type: 'code', client_id: OTHER.id, redirect_uri: OTHER.redirectUri, scope: 'openid', state: 's' });
+        const authorize = await host.http().get(`/oauth/authorize?${query}`).set('x-test-user', 'alice');
+        expect(authorize.status).toBe(503);
+        expect(authorize.headers['content-type']).toMatch(/^text\/html/);
+        expect(authorize.text).toContain('temporarily_unavailable');
+        expect(authorize.text).not.toMatch(/ at .*\.(ts|js):\d+/);
 
-      set('up');
-      expect((await ping(host, token)).status).toBe(200);
-      expect((await host.http().get('/oauth/userinfo').set(bearer(token))).status).toBe(200);
-      await host.close();
-    });
-  }
+        set('up');
+        expect((await ping(host, token)).status).toBe(200);
+        expect((await host.http().get('/oauth/userinfo').set(bearer(token))).status).toBe(200);
+        await host.close();
+      });
+    }
+  });
 });
 
 const OPERATOR = 'operator-token-0123456789abcdef0123456789';

@@ -29,17 +29,14 @@ export interface OAuthStoreConformanceOptions {
    * still refreshes the grant but cannot count.
    */
   create: (now: Clock) => Promise<{ store: OAuthStore; footprint?(grantId: string): Promise<number>; cleanup(): Promise<void> }>;
-  /** Refreshes of one grant in the bound check (default 20,000). */
-  refreshes?: number;
 }
 
-export function describeOAuthStoreConformance({ name, create, refreshes = 20_000 }: OAuthStoreConformanceOptions): void {
+export function describeOAuthStoreConformance({ name, create }: OAuthStoreConformanceOptions): void {
   describe(`OAuthStore conformance: ${name}`, () => {
     const clock = { now: BASE_TIME };
     let built: Awaited<ReturnType<OAuthStoreConformanceOptions['create']>> | undefined;
     const suite: ConformanceSuite = {
       clock,
-      refreshes,
       get store() {
         if (!built) throw new Error('the conformance store is built in beforeAll');
         return built.store;

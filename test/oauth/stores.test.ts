@@ -47,8 +47,6 @@ describeRedis('Redis OAuthStore', () => {
 describePostgres('PostgreSQL OAuthStore', () => {
   describeOAuthStoreConformance({
     name: 'PostgreSQL',
-    // Each refresh is one committed UPDATE, so the loop is bounded by commit latency.
-    refreshes: 2_000,
     create: async (now) => {
       const pool = new pg.Pool({ connectionString: databaseUrl, max: 8 });
       const schema = uniqueName('oauth');

@@ -25,8 +25,6 @@ export interface ConformanceSuite {
   clock: { now: number };
   readonly store: OAuthStore;
   readonly footprint: ((grantId: string) => Promise<number>) | undefined;
-  /** Refreshes of one grant in the bound check. */
-  readonly refreshes: number;
 }
 
 /** A fixed instant, so the suite reads the same whatever the wall clock says. */

@@ -224,7 +224,8 @@ export function describeRefreshConformance(suite: ConformanceSuite): void {
       if (settled !== undefined) expect(settled).toBeGreaterThan(0);
       for (let i = EARLIER_REFRESH_TOKENS + 2; i < REFRESHES - 1; i += 1) await refreshOnce();
       const last = await refreshOnce();
-      if (settled !== undefined) expect(await footprint!(grantId)).toBe(settled);
+      // A counter may gain a digit or two on the way; one more earlier token alone would add dozens of bytes.
+      if (settled !== undefined) expect(await footprint!(grantId)).toBeLessThanOrEqual(settled + 4);
       expect(await store.findAccessToken(first.access.ref)).toBeUndefined();
       expect(await store.findAccessToken(last.access.ref)).toStrictEqual(accessView(code, last.access));
     }, 60_000);

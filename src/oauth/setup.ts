@@ -10,7 +10,6 @@ import type { Namespace, Route } from '../core/router.js';
 import type { StoreConnection } from '../core/store-connection.js';
 import { isStoreCallError } from '../core/store-errors.js';
 import { createStoreGuard, type StoreGuard } from '../core/store-guard.js';
-import { withConnection } from '../core/store-lane.js';
 import type { Telemetry } from '../core/telemetry.js';
 import { authorizeDoc, consentDoc, handleAuthorize, handleConsent } from './authorize.js';
 import { clientAuthFailureLimits } from './client-auth.js';
@@ -25,7 +24,7 @@ import { createMemoryOAuthStore } from './store/memory.js';
 import { startup } from './startup.js';
 import { composeOAuthStore } from './store-pipeline.js';
 import type { AccessTokenRecord, OAuthStore } from './store/types.js';
-import { createFailureThrottle, ReservationFailedError, type FailureThrottle } from './throttle.js';
+import { createFailureThrottle, ReservationFailedError, type FailureThrottle, type ThrottledAttempt } from './throttle.js';
 import { handleIntrospect, introspectDoc } from './introspection.js';
 import { handleRevoke, revokeDoc } from './revocation.js';
 import { handleToken, tokenDoc } from './token-endpoint.js';
@@ -111,9 +110,10 @@ function withTokenMetrics(emit: EmitEvent, telemetry: Telemetry): EmitEvent {
  * The throttle's counters live in the same store: its calls get the same deadline and outage log.
  * A reservation the outage kept from being given back (or that landed after its deadline) is given
  * back when the store is back, so an outage does not count as failed authentications and lock the
- * client out. On a pool, each counter query takes its own connection through the pool's local
- * queue (`connection`), so an attempt holds none while it waits (`queued`), and a query shed by a
- * full queue is load (store_busy), not an outage.
+ * client out. On a pool an attempt is one store call: it starts once the pool's local queue gives
+ * it a connection, so its deadline counts the store's time, not the wait in line, and one shed by a
+ * full queue is load (store_busy), not an outage. Its counter queries run one after another on that
+ * connection's share of the pool.
  */
 function guardedThrottle(throttle: FailureThrottle, guard: StoreGuard): FailureThrottle {
   const releaseWhenBack = (release: () => Promise<void>, tries: number): Promise<void> =>
@@ -127,15 +127,16 @@ function guardedThrottle(throttle: FailureThrottle, guard: StoreGuard): FailureT
   return {
     attempt(names) {
       const abandoned = new AbortController();
-      const started = throttle.attempt(names, abandoned.signal);
-      return guard.run(() => started.catch(storeCallError), { queued: true }).then(
+      // Nothing reaches the store before the guard lets the call start.
+      let started: Promise<ThrottledAttempt> | undefined;
+      return guard.run(() => (started = throttle.attempt(names, abandoned.signal)).catch(storeCallError)).then(
         (attempt) => ({ retryAfter: attempt.retryAfter, release: () => releaseWhenBack(() => attempt.release(), 5) }),
         (error: unknown) => {
           abandoned.abort(error);
           // Late, or failed part-way (a client may queue commands until it reconnects): nobody
           // was answered for this attempt, so whatever it reserved is given back.
           started
-            .then(
+            ?.then(
               (late) => releaseWhenBack(() => late.release(), 5),
               (failed: unknown) => (failed instanceof ReservationFailedError ? releaseWhenBack(failed.release, 5) : undefined),
             )
@@ -239,7 +240,6 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
         windowSeconds: options.bruteForce.windowSeconds,
         name: 'client-auth',
         store: rawStore,
-        ...(connection?.lane ? { connection: (query) => withConnection(connection.lane!, storeName, !storeGuard.degraded, query) } : {}),
       }),
       storeGuard,
     ),

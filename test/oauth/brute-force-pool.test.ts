@@ -63,6 +63,28 @@ describePostgres('the brute-force counters on a busy PostgreSQL pool', { timeout
     expect(served.status, JSON.stringify(served.body)).toBe(200);
   });
 
+  it('an attempt that waits its turn in the local queue longer than the deadline is load, not an outage (docs/stores.md#the-local-queue)', async () => {
+    const schema = uniqueName('bruteforce_wait');
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 1, min: 1 });
+    cleanups.push(async () => {
+      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await pool.end();
+    });
+    const logger = capturingLogger();
+    // One connection and a 20 ms deadline: the last of 300 attempts waits far longer than ten deadlines for its turn.
+    const host = await startHost('express', {
+      oauth: { store: createPostgresOAuthStore({ pool, schema }), clients: await cheapClients(), storeTimeoutMs: 20 },
+      platform: { logger, clientIp: (request) => header(request, 'x-test-ip') },
+    });
+    const token = (ip: string, secret: string) =>
+      postFormFrom('127.0.0.1', `${host.origin}/oauth/token`, { grant_type: 'client_credentials' }, { authorization: basic(SERVICE.id, secret), 'x-test-ip': ip });
+
+    const answers = await Promise.all(Array.from({ length: 300 }, (_, i) => token(`203.0.${i >> 8}.${i & 255}`, `wrong-secret-${i}`)));
+
+    expect(answers.map((res) => res.status).filter((status) => status !== 401)).toEqual([]);
+    expect(logger.records.filter((entry) => entry.message.includes('unavailable'))).toEqual([]);
+  });
+
   it("createLoginThrottle({ store }): a burst of logins waits in the pool's local queue, never in pg's own", async () => {
     const schema = uniqueName('login_pool');
     const pool = new pg.Pool({ connectionString: databaseUrl, max: 2, min: 2 });

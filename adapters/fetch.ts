@@ -41,20 +41,30 @@ export function peerAddressOf(request: Request, info: unknown): string | undefin
 const UNRESOLVED_PATH = /\/(?:\.|%2e){1,2}(?:\/|$)|\\/i;
 
 /**
- * `https://host/a/b?c` -> the path `/a/b` and the query `c`, without building a URL object.
- * Deno hands over the request target as the client sent it (`/x/../oauth/token`), where Bun and
- * @hono/node-server resolve it first; a host routes on `new URL(request.url).pathname`, so such a
- * path is resolved the same way here (RFC 3986 5.2.4), or the platform and its quota guard would
- * see another path than the host's router.
+ * Which path the platform sees: the one the host's router routes on, or the platform and its
+ * quota guard would see another path than the host. Deno hands over the request target as the
+ * client sent it (`/x/../oauth/token`), where Bun and @hono/node-server resolve it first. A fetch
+ * host routes on `new URL(request.url).pathname`, which resolves it (RFC 3986 5.2.4): `resolved`.
+ * Hono routes on the path as it came: `as-sent`.
  */
-function splitUrl(url: string): { path: string; query: string } {
+export type PathView = 'resolved' | 'as-sent';
+
+/** `https://host/a/b?c` -> the path `/a/b` and the query `c`, without building a URL object. */
+function splitUrl(url: string, view: PathView): { path: string; query: string } {
   const start = url.indexOf('/', url.indexOf('//') + 2);
   if (start === -1) return { path: '/', query: '' };
   const q = url.indexOf('?', start);
   const hash = url.indexOf('#', start);
   const end = hash === -1 ? url.length : hash;
   const split = q === -1 || q > end ? { path: url.slice(start, end), query: '' } : { path: url.slice(start, q), query: url.slice(q + 1, end) };
-  if (UNRESOLVED_PATH.test(split.path)) split.path = new URL(url).pathname;
+  if (view === 'resolved' && UNRESOLVED_PATH.test(split.path)) {
+    // A URL the runtime passed on unchecked may not parse; the path stays as sent, and its dot segments match no route of the platform.
+    try {
+      split.path = new URL(url).pathname;
+    } catch {
+      return split;
+    }
+  }
   return split;
 }
 
@@ -106,8 +116,8 @@ export interface PlatformPath {
 }
 
 /** The path below `prefix` when it is the platform's; synchronous, so the host's own requests go on at once. */
-export function platformPathOf(platform: Platform, url: string, prefix: string): PlatformPath | undefined {
-  const { path: fullPath, query } = splitUrl(url);
+export function platformPathOf(platform: Platform, url: string, prefix: string, view: PathView = 'resolved'): PlatformPath | undefined {
+  const { path: fullPath, query } = splitUrl(url, view);
   const path = below(prefix, fullPath);
   return path === undefined || !platform.owns(path) ? undefined : { path, query };
 }
@@ -178,11 +188,16 @@ const NO_QUERY = new URLSearchParams();
  * method, the path and the headers the guard asks for, and its verdict is there at once when the
  * stores answer at once (memory), so a host can go on in the same tick.
  */
-export function fetchRequestGuard(platform: Platform, apiPath?: string, doc?: GuardedRouteDoc): (request: Request, raw: unknown, info: unknown) => MaybePromise<GuardVerdict> {
+export function fetchRequestGuard(
+  platform: Platform,
+  apiPath?: string,
+  doc?: GuardedRouteDoc,
+  view: PathView = 'resolved',
+): (request: Request, raw: unknown, info: unknown) => MaybePromise<GuardVerdict> {
   const guard = requireGuard(platform, apiPath, doc);
   return (request, raw, info) => {
     const headers = nodeHeadersOf(info) ?? lazyHeaders(request.headers);
-    return guard({ method: request.method, path: splitUrl(request.url).path, query: NO_QUERY, headers, raw }, apiPath);
+    return guard({ method: request.method, path: splitUrl(request.url, view).path, query: NO_QUERY, headers, raw }, apiPath);
   };
 }
 

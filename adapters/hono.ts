@@ -87,11 +87,13 @@ export function courierPlatform(options?: CourierPlatformOptions<Context>, host:
   };
   // Not async: the host's own requests go on to `next()` without a promise of their own in between.
   const middleware: MiddlewareHandler = (c, next) => {
-    const at = platformPathOf(platform, c.req.url, prefix);
+    // Hono routes on the path as it came (dot segments and all, on Deno): so does the platform, or
+    // a path the host's own middleware did not match (`/x/../admin/…`) would reach the platform.
+    const at = platformPathOf(platform, c.req.url, prefix, 'as-sent');
     return at ? answer(c, at, next) : next();
   };
   const quota = (apiPath?: string, doc?: GuardedRouteDoc): MiddlewareHandler => {
-    const guard = fetchRequestGuard(platform, apiPath, doc);
+    const guard = fetchRequestGuard(platform, apiPath, doc, 'as-sent');
     return (c, next) => {
       const verdict = guard(c.req.raw, c, c.env);
       // With memory stores the verdict is already here: the handler runs without waiting a tick.

@@ -33,7 +33,13 @@ export interface StoreLane {
  */
 export function withConnection<T>(lane: StoreLane, store: string, wait: boolean, work: () => Promise<T>): Promise<T> {
   return lane.enter(store, wait).then((release) => {
-    const answer = work();
+    let answer: Promise<T>;
+    try {
+      answer = work();
+    } catch (error) {
+      release();
+      throw error;
+    }
     answer.then(release, release);
     return answer;
   });

@@ -8,7 +8,6 @@ import { isPlainObject } from '../core/plain-object.js';
 import type { RouteDoc } from '../core/route-doc.js';
 import type { Namespace, Route } from '../core/router.js';
 import type { StoreConnection } from '../core/store-connection.js';
-import { isStoreCallError } from '../core/store-errors.js';
 import { createStoreGuard, type StoreGuard } from '../core/store-guard.js';
 import type { Telemetry } from '../core/telemetry.js';
 import { authorizeDoc, consentDoc, handleAuthorize, handleConsent } from './authorize.js';
@@ -112,8 +111,8 @@ function withTokenMetrics(emit: EmitEvent, telemetry: Telemetry): EmitEvent {
  * back when the store is back, so an outage does not count as failed authentications and lock the
  * client out. On a pool an attempt is one store call: it starts once the pool's local queue gives
  * it a connection, so its deadline counts the store's time, not the wait in line, and one shed by a
- * full queue is load (store_busy), not an outage. Its counter queries run one after another on that
- * connection's share of the pool.
+ * full queue is load (store_busy), not an outage. Its counter queries run one after another, one
+ * connection at a time.
  */
 function guardedThrottle(throttle: FailureThrottle, guard: StoreGuard): FailureThrottle {
   const releaseWhenBack = (release: () => Promise<void>, tries: number): Promise<void> =>
@@ -121,15 +120,12 @@ function guardedThrottle(throttle: FailureThrottle, guard: StoreGuard): FailureT
       if (tries > 1) guard.whenBack(() => void releaseWhenBack(release, tries - 1).catch(() => undefined));
       throw error;
     });
-  const storeCallError = (error: unknown): never => {
-    throw error instanceof ReservationFailedError && isStoreCallError(error.cause) ? error.cause : error;
-  };
   return {
     attempt(names) {
       const abandoned = new AbortController();
       // Nothing reaches the store before the guard lets the call start.
       let started: Promise<ThrottledAttempt> | undefined;
-      return guard.run(() => (started = throttle.attempt(names, abandoned.signal)).catch(storeCallError)).then(
+      return guard.run(() => (started = throttle.attempt(names, abandoned.signal))).then(
         (attempt) => ({ retryAfter: attempt.retryAfter, release: () => releaseWhenBack(() => attempt.release(), 5) }),
         (error: unknown) => {
           abandoned.abort(error);

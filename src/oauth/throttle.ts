@@ -48,10 +48,11 @@ export interface FailureThrottleOptions {
   /** Count on this store's Redis or PostgreSQL, shared by every process on it; else in memory. */
   store?: OAuthStore;
   /**
-   * How a PostgreSQL query waits for one of the pool's connections: the platform passes the pool's
-   * local queue (docs/stores.md#the-local-queue), so the counters wait in line with every other
-   * store call instead of in pg's own queue, where the wait would count against the deadlines of
-   * the calls behind them. Default: straight to the pool.
+   * How a PostgreSQL query waits for one of the pool's connections. `createLoginThrottle` passes
+   * the pool's local queue (docs/stores.md#the-local-queue), so its counters wait in line with the
+   * platform's store calls instead of in pg's own queue, where the wait would count against the
+   * deadlines of the calls behind them. Default: straight to the pool, for a caller that has
+   * taken its place in that queue for the whole attempt (the platform's client authentication).
    */
   connection?: <T>(query: () => Promise<T>) => Promise<T>;
 }
@@ -134,8 +135,10 @@ export function createFailureThrottle({ failures, windowSeconds, name, store, co
       const counters = await limiter();
       const keys = counted.map(({ kind, id }) => storedKey(`${kind}:${id}`));
       // A key already at its limit refuses without touching any count, so a blocked IP cannot
-      // run up the counts of the other keys it names.
-      const states = await Promise.all(keys.map((key) => counters.get(key)));
+      // run up the counts of the other keys it names. Every step reads one key after the other:
+      // an attempt holds one connection of a pool at a time (docs/stores.md#the-local-queue).
+      const states: Awaited<ReturnType<RateLimiterAbstract['get']>>[] = [];
+      for (const key of keys) states.push(await counters.get(key));
       const blocked = states.filter((state, i) => state !== null && state.consumedPoints >= limits[i]! && state.msBeforeNext > 0);
       if (blocked.length > 0) return { retryAfter: secondsUntil(Math.max(...blocked.map((state) => state!.msBeforeNext))), release: async () => {} };
       // One key after the other: an attempt that loses the race for the limit on a key has
@@ -164,19 +167,20 @@ export function createFailureThrottle({ failures, windowSeconds, name, store, co
 
 /** Gives back each reserved key once; a key whose give-back failed (the store was down) stays, to be retried. */
 async function giveBack(counters: RateLimiterAbstract, reserved: Set<string>): Promise<void> {
-  await Promise.all(
-    [...reserved].map(async (key) => {
-      reserved.delete(key);
-      try {
-        const left = await counters.reward(key);
-        // The window ended while the secret was checked, and the give-back opened the next one below zero.
-        if (left.consumedPoints < 0) await counters.penalty(key);
-      } catch (error) {
-        reserved.add(key);
-        throw error;
-      }
-    }),
-  );
+  let failed = false;
+  let failure: unknown;
+  for (const key of [...reserved]) {
+    reserved.delete(key);
+    try {
+      const left = await counters.reward(key);
+      // The window ended while the secret was checked, and the give-back opened the next one below zero.
+      if (left.consumedPoints < 0) await counters.penalty(key);
+    } catch (error) {
+      reserved.add(key);
+      if (!failed) [failed, failure] = [true, error];
+    }
+  }
+  if (failed) throw failure;
 }
 
 /**
@@ -280,7 +284,13 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
         { kind: ADDRESS, id: address },
         { kind: ADDRESS_AND_USER, id: JSON.stringify([address, user]) },
       ];
-      const attempt = await throttle.attempt(keys);
+      const attempt = await throttle.attempt(keys).catch((error: unknown) => {
+        // Nobody is answered for an attempt the store failed part-way: what it reserved goes back,
+        // and the caller sees the store's own error (a StoreBusyError when the local queue is full).
+        if (!(error instanceof ReservationFailedError)) throw error;
+        error.release().catch(() => undefined);
+        throw error.cause;
+      });
       return { retryAfter: attempt.retryAfter, succeeded: () => attempt.release() };
     },
   };

@@ -45,3 +45,22 @@ describe('courier-platform/hono with a prefix', () => {
     expect(await (await app.request('/courier/get_express_type')).text()).toBe('the host');
   });
 });
+
+describe('courier-platform/hono and dot segments', () => {
+  /** What Deno hands over for `GET /x/../courier/get_express_type`: the target as the client sent it. */
+  const asSent = (target: string) => {
+    const request = new Request('http://shop.example/');
+    Object.defineProperty(request, 'url', { value: `http://shop.example${target}` });
+    return request;
+  };
+
+  it("RFC 3986 5.2.4: the platform sees the path Hono routes on, so no path reaches it past the app's own middleware", async () => {
+    const app = new Hono();
+    app.use('/courier/*', async (c) => c.text('refused by the host', 403));
+    app.use(honoPlatform(options));
+    expect((await app.fetch(asSent('/courier/get_express_type'))).status).toBe(403);
+    const dotted = await app.fetch(asSent('/x/../courier/get_express_type'));
+    expect(dotted.status).toBe(404);
+    expect(await dotted.text()).not.toContain('"code":0');
+  });
+});

@@ -45,11 +45,17 @@ describePostgres('the brute-force counters on a busy PostgreSQL pool', { timeout
     const token = (ip: string, secret: string) =>
       postFormFrom('127.0.0.1', `${host.origin}/oauth/token`, { grant_type: 'client_credentials' }, { authorization: basic(SERVICE.id, secret), 'x-test-ip': ip });
 
-    const answers: Answer[] = await Promise.all(Array.from({ length: FLOOD }, (_, i) => token(`198.51.${i >> 8}.${i & 255}`, `wrong-secret-${i}`)));
+    // Every counter query waits in the pool's local queue, never in pg's own (docs/stores.md#the-local-queue).
+    let mostWaiting = 0;
+    const watch = setInterval(() => (mostWaiting = Math.max(mostWaiting, pool.waitingCount)), 1);
+    const answers: Answer[] = await Promise.all(Array.from({ length: FLOOD }, (_, i) => token(`198.51.${i >> 8}.${i & 255}`, `wrong-secret-${i}`))).finally(() =>
+      clearInterval(watch),
+    );
     // A rejection nobody handled ends a Node process: give one a turn to surface.
     await new Promise((resolve) => setTimeout(resolve, 200));
 
     expect(unhandled).toEqual([]);
+    expect(mostWaiting).toBe(0);
     for (const res of answers) {
       expect([401, 503], JSON.stringify(res.body)).toContain(res.status);
       if (res.status === 503) {

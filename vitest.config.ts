@@ -11,8 +11,8 @@ export default defineConfig({
   test: {
     testTimeout: 15_000,
     hookTimeout: 30_000,
-    // A suite's beforeAll hooks run one after another, in the order they were registered: the store
-    // conformance concerns read the store their entry's earlier beforeAll built.
+    // Vitest's default, pinned: a suite's beforeAll hooks run one after another, in the order they
+    // were registered, and the store conformance concerns read the store their entry's beforeAll built.
     sequence: { hooks: 'stack' },
     // Two files at once (vitest's default on two cores is one): integration files spend most of
     // their time waiting on sockets and stores, and each keeps ports and keys of its own.

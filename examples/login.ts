@@ -102,7 +102,10 @@ export function createLogin({ publicUrl, sessions, tokens, secure, store }: Logi
     // The host's client address: behind a proxy, configure the host to trust it
     // (docs/deployment.md#clientip), or every caller would share the proxy's count.
     // A store that cannot count (down, or busy under a flood) checks no password: 503, try again.
-    const attempt = await throttle.attempt(username, request.ip).catch(() => undefined);
+    const attempt = await throttle.attempt(username, request.ip).catch((error: unknown) => {
+      console.warn('courier-platform example: the login throttle cannot count:', error instanceof Error ? error.message : error);
+      return undefined;
+    });
     if (!attempt) return formPage(request, 503, { returnTo, username, message: 'Signing in is unavailable for a moment; try again.' }, { 'retry-after': '1' });
     const wait = attempt.retryAfter;
     if (wait > 0) return formPage(request, 429, { returnTo, username, message: `Too many attempts; try again in ${wait} s.` }, { 'retry-after': String(wait) });

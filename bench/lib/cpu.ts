@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 
-/** /proc reports times in USER_HZ ticks, 100 per second on every Linux ABI (proc(5)). */
+/** /proc reports times in clock ticks (proc(5): `sysconf(_SC_CLK_TCK)`), 100 a second on the usual Linux ABIs. */
 const MS_PER_TICK = 10;
 
 export interface CpuTime {

@@ -192,7 +192,7 @@ describe.each(cases)('courier-platform/fetch on $runtime with $store stores', ({
     expect(((await res.json()) as { message: string }).message).toMatch(/\w+/);
   });
 
-  it('RFC 6749 4.1: authorize, consent, token; the token passes the quota guard until the minute is used up', async () => {
+  it("RFC 6749 4.1: authorize, consent, token; the token passes the quota guard until the day's allowance is used up", async () => {
     const token = await accessToken(origin);
     const auth = { authorization: `Bearer ${token}` };
     for (let i = 0; i < 3; i++) {
@@ -219,7 +219,7 @@ describe.each(cases)('courier-platform/fetch on $runtime with $store stores', ({
     expect(JSON.parse(jwks.text)).toHaveProperty('keys');
     expect((await rawGet(origin, '/oauth/x/%2e%2e/jwks')).status).toBe(200);
 
-    // Every spelling of the guarded route counts against its one allowance (3 a minute).
+    // Every spelling of the guarded route counts against its one allowance (3 a day).
     const auth = { authorization: `Bearer ${await accessToken(origin)}` };
     for (const target of ['/openapi/v1/x/../orders', '/openapi/v1/./orders', '/openapi/v1/y/%2e%2e/orders']) {
       const res = await rawGet(origin, target, auth);

@@ -32,7 +32,8 @@ const options: CourierPlatformOptions<Request> = {
     ...(redis ? { store: createRedisOAuthStore({ client: redis, prefix: `${prefix}:oauth:` }) } : {}),
   },
   quota: {
-    defaults: { minute: 3, day: 100, month: 0, cost: 1 },
+    // A day's allowance, not a minute's: the tests' few calls never straddle the period's end.
+    defaults: { minute: 0, day: 3, month: 0, cost: 1 },
     ...(redis ? { store: createRedisQuotaStore({ client: redis, prefix: `${prefix}:q` }) } : {}),
   },
   admin: { token: 'admin-token-0123456789abcdef0123456789' },

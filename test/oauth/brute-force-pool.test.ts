@@ -26,18 +26,30 @@ describePostgres('the brute-force counters on a busy PostgreSQL pool', { timeout
     for (const cleanup of cleanups.splice(0)) await cleanup();
   });
 
-  it('RFC 6749 10.10: 400 concurrent wrong secrets from 400 addresses on 2 connections are load: 401 or 503 with Retry-After, no outage, and a token is still served', async () => {
-    const schema = uniqueName('bruteforce_pool');
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 2, min: 2, connectionTimeoutMillis: 100 });
+  /** A pool of `max` connections and a schema of the test's own, both gone after it. */
+  const poolAndSchema = (label: string, config: pg.PoolConfig) => {
+    const schema = uniqueName(label);
+    const pool = new pg.Pool({ connectionString: databaseUrl, ...config });
     cleanups.push(async () => {
       await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await pool.end();
     });
+    return { pool, schema };
+  };
+
+  /** The wrong-secret flood's host: the caller's address from a test header. */
+  const floodHost = (pool: pg.Pool, schema: string, logger: ReturnType<typeof capturingLogger>, oauth: { storeTimeoutMs?: number } = {}) =>
+    cheapClients().then((clients) =>
+      startHost('express', {
+        oauth: { store: createPostgresOAuthStore({ pool, schema }), clients, ...oauth },
+        platform: { logger, clientIp: (request) => header(request, 'x-test-ip') },
+      }),
+    );
+
+  it('RFC 6749 10.10: 400 concurrent wrong secrets from 400 addresses on 2 connections are load: 401 or 503 with Retry-After, no outage, and a token is still served', async () => {
+    const { pool, schema } = poolAndSchema('bruteforce_pool', { max: 2, min: 2, connectionTimeoutMillis: 100 });
     const logger = capturingLogger();
-    const host = await startHost('express', {
-      oauth: { store: createPostgresOAuthStore({ pool, schema }), clients: await cheapClients() },
-      platform: { logger, clientIp: (request) => header(request, 'x-test-ip') },
-    });
+    const host = await floodHost(pool, schema, logger);
     const unhandled: unknown[] = [];
     const record = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', record);
@@ -70,34 +82,23 @@ describePostgres('the brute-force counters on a busy PostgreSQL pool', { timeout
   });
 
   it('an attempt that waits its turn in the local queue longer than the deadline is load, not an outage (docs/stores.md#the-local-queue)', async () => {
-    const schema = uniqueName('bruteforce_wait');
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 1, min: 1 });
-    cleanups.push(async () => {
-      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await pool.end();
-    });
+    const { pool, schema } = poolAndSchema('bruteforce_wait', { max: 1, min: 1 });
+    // The tables exist before the platform starts, so its start-up calls fit the short deadline below.
+    await createPostgresOAuthStore({ pool, schema }).migrate();
     const logger = capturingLogger();
-    // One connection and a 20 ms deadline: the last of 300 attempts waits far longer than ten deadlines for its turn.
-    const host = await startHost('express', {
-      oauth: { store: createPostgresOAuthStore({ pool, schema }), clients: await cheapClients(), storeTimeoutMs: 20 },
-      platform: { logger, clientIp: (request) => header(request, 'x-test-ip') },
-    });
+    // One connection and a 50 ms deadline: the last of 600 attempts waits longer than ten deadlines for its turn.
+    const host = await floodHost(pool, schema, logger, { storeTimeoutMs: 50 });
     const token = (ip: string, secret: string) =>
       postFormFrom('127.0.0.1', `${host.origin}/oauth/token`, { grant_type: 'client_credentials' }, { authorization: basic(SERVICE.id, secret), 'x-test-ip': ip });
 
-    const answers = await Promise.all(Array.from({ length: 300 }, (_, i) => token(`203.0.${i >> 8}.${i & 255}`, `wrong-secret-${i}`)));
+    const answers = await Promise.all(Array.from({ length: 600 }, (_, i) => token(`203.0.${i >> 8}.${i & 255}`, `wrong-secret-${i}`)));
 
     expect(answers.map((res) => res.status).filter((status) => status !== 401)).toEqual([]);
     expect(logger.records.filter((entry) => entry.message.includes('unavailable'))).toEqual([]);
   });
 
   it("createLoginThrottle({ store }): a burst of logins waits in the pool's local queue, never in pg's own", async () => {
-    const schema = uniqueName('login_pool');
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 2, min: 2 });
-    cleanups.push(async () => {
-      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await pool.end();
-    });
+    const { pool, schema } = poolAndSchema('login_pool', { max: 2, min: 2 });
     const logins = createLoginThrottle({ store: createPostgresOAuthStore({ pool, schema }) });
     await (await logins.attempt('warm-up', '192.0.2.1')).succeeded();
 

@@ -86,6 +86,18 @@ describe.each(ADAPTER_NAMES)('token endpoint on %s', (adapter) => {
       expectTokenError(await host.refresh(first.body.refresh_token), 400, 'invalid_grant');
     });
 
+    it('RFC 6749 4.1.2 / 10.5: a code replayed after its lifetime (platform clock) still revokes the tokens of the first exchange', async () => {
+      const host = await startHost(adapter);
+      const code = (await host.code({ scope: 'openid profile offline_access' })).get('code')!;
+      const first = await host.exchange(code);
+      expect(first.status).toBe(200);
+      host.clock.advance(10 * 60);
+
+      expectTokenError(await host.exchange(code), 400, 'invalid_grant');
+      expect((await host.userinfo(first.body.access_token)).status).toBe(401);
+      expectTokenError(await host.refresh(first.body.refresh_token), 400, 'invalid_grant');
+    });
+
     it('RFC 6749 4.1.3: a code issued to another client fails with invalid_grant, even with that client’s valid credentials', async () => {
       const host = await startHost(adapter);
       const code = (await host.code({})).get('code')!;

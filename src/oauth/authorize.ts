@@ -45,6 +45,7 @@ const authorizeParams = z.object({
   nonce: z.string().optional(),
   code_challenge: z.string().regex(PKCE_CHALLENGE).optional().meta({ description: 'PKCE (S256); required of public clients' }),
   code_challenge_method: z.literal('S256').optional(),
+  response_mode: z.literal('query').optional().meta({ description: 'The only mode: the answer is in the query' }),
   prompt: z.string().optional().meta({ description: 'none, or any of login consent select_account' }),
   max_age: z.string().regex(/^\d{1,10}$/).optional().meta({ description: 'Seconds since the last sign-in' }),
 });
@@ -157,6 +158,10 @@ async function authorize(request: PlatformRequest, context: OAuthContext): Promi
     if (p.request_uri !== undefined) throw new OAuthProtocolError('request_uri_not_supported', 'the request_uri parameter is not supported: send the authorization parameters themselves');
     if (!p.response_type) throw new OAuthProtocolError('invalid_request', 'response_type is required');
     if (p.response_type !== 'code') throw new OAuthProtocolError('unsupported_response_type', 'only response_type=code is supported');
+    // OIDC Core 3.1.2.1: a client asking for form_post or fragment wants the code kept out of the
+    // query (history, logs); the query is the only mode (discovery's response_modes_supported), so
+    // such a request is refused rather than answered in the query it asked to avoid.
+    if (p.response_mode !== undefined && p.response_mode !== 'query') throw new OAuthProtocolError('invalid_request', 'response_mode must be query, the only one supported');
     if (!client.grants.includes('authorization_code')) throw new OAuthProtocolError('unauthorized_client', 'this client may not use the authorization code flow');
     if (!p.state) throw new OAuthProtocolError('invalid_request', 'state is required');
     // RFC 6749 A.5: state is VSCHAR; checked here so the user is not asked to consent to a request that must fail.

@@ -14,7 +14,7 @@ import { idTokenFor, revokeGrant } from './grant-tokens.js';
 import type { OAuthUser } from './options.js';
 import { redirectError, redirectTo } from './redirect.js';
 import type { AuthorizedUser, OAuthClientRecord } from './store/types.js';
-import { newGrantId, newToken, parseToken } from './token-format.js';
+import { newGrantId, newRefreshToken, newToken, parseToken } from './token-format.js';
 
 const { InvalidGrantError, InvalidRequestError } = OAuth2Server;
 
@@ -159,7 +159,7 @@ export function tokenModel(context: OAuthContext, client: OAuthClientRecord, iss
     },
 
     generateAccessToken: async () => newToken(grant!.grantId).value,
-    generateRefreshToken: async () => newToken(grant!.grantId).value,
+    generateRefreshToken: async () => newRefreshToken(grant!.grantId, client.id, context.secret()).value,
 
     saveToken: async (token: OAuth2Server.Token, _client: OAuth2Server.Client, user: AuthorizedUser) => {
       const current = grant!;

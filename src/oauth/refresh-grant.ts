@@ -6,9 +6,9 @@
  */
 import type { OAuthContext } from './context.js';
 import { OAuthProtocolError } from './errors.js';
-import { endReusedGrant, idTokenFor } from './grant-tokens.js';
+import { endReusedGrant, idTokenFor, revokeGrant } from './grant-tokens.js';
 import type { OAuthClientRecord, TokenRef } from './store/types.js';
-import { newToken, parseToken } from './token-format.js';
+import { issuedRefreshToken, newRefreshToken, newToken, parseToken } from './token-format.js';
 
 /** RFC 6749 A.4: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ), separated by single spaces. */
 const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
@@ -50,7 +50,14 @@ export async function refreshTokens(
   if (!form.refresh_token) throw new OAuthProtocolError('invalid_request', 'refresh_token is required');
   const presented = parseToken(form.refresh_token);
   const record = presented && (await context.store.findRefreshToken(presented));
-  if (!presented || !record) throw invalidGrant('the refresh token is invalid');
+  if (!presented || !record) {
+    // A token issued for this grant to this client that its record no longer knows: an earlier
+    // generation than it remembers (RFC 9700 4.14.2), or a grant already ended, which this ends again.
+    if (presented && issuedRefreshToken(form.refresh_token, client.id, context.keyRing().all.map((key) => key.secret))) {
+      await revokeGrant(context, presented.grantId, 'a refresh token older than its grant remembers was presented', client.id);
+    }
+    throw invalidGrant('the refresh token is invalid');
+  }
   if (record.clientId !== client.id) {
     // RFC 9700 4.14.2: a rotated-out token in another client's hands leaked; end the grant.
     if (record.consumed) await endReusedGrant(context, presented.grantId, record.clientId, record.user.sub);
@@ -75,7 +82,7 @@ export async function refreshTokens(
   }
 
   const access = newToken(presented.grantId);
-  const refresh = newToken(presented.grantId);
+  const refresh = newRefreshToken(presented.grantId, client.id, context.secret());
   // Signed before the tokens are stored, so nothing can fail once they are.
   const idToken = scope.includes('openid')
     ? await idTokenFor(context, { issuer, client, user: record.user, scope, authTime: record.authTime, accessToken: access.value, now })

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { BoundedCache } from '../core/cache.js';
 import type { TokenRef } from './store/types.js';
 
@@ -13,6 +13,36 @@ export function newGrantId(): string {
 export function newToken(grantId: string): { value: string; ref: TokenRef } {
   const secret = randomBytes(32).toString('base64url');
   return { value: `${grantId}.${secret}`, ref: { grantId, hash: hashSecret(secret) } };
+}
+
+/**
+ * A refresh token's secret is 16 random bytes and a 16-byte HMAC of them with its grant and
+ * client, keyed with the platform's secret. A grant record remembers only its last refresh
+ * tokens (EARLIER_REFRESH_TOKENS); the HMAC still proves that a token the record forgot was
+ * issued for this grant to this client, so presenting it is a reuse however many refreshes came
+ * since (RFC 9700 4.14.2), while nobody who merely knows a grant id (it opens every access token)
+ * can make one.
+ */
+export function newRefreshToken(grantId: string, clientId: string, key: Buffer): { value: string; ref: TokenRef } {
+  const nonce = randomBytes(16);
+  const secret = Buffer.concat([nonce, refreshMac(key, grantId, clientId, nonce)]).toString('base64url');
+  return { value: `${grantId}.${secret}`, ref: { grantId, hash: hashSecret(secret) } };
+}
+
+/** Whether `value` is a refresh token issued for its grant to `clientId` under one of `keys` (newRefreshToken). */
+export function issuedRefreshToken(value: string, clientId: string, keys: readonly Buffer[]): boolean {
+  const match = FORMAT.exec(value);
+  if (!match) return false;
+  const bytes = Buffer.from(match[2]!, 'base64url');
+  // Only the exact text issued: base64url's last character has bits that decode to nothing.
+  if (bytes.toString('base64url') !== match[2]) return false;
+  const nonce = bytes.subarray(0, 16);
+  const mac = bytes.subarray(16);
+  return keys.some((key) => timingSafeEqual(mac, refreshMac(key, match[1]!, clientId, nonce)));
+}
+
+function refreshMac(key: Buffer, grantId: string, clientId: string, nonce: Buffer): Buffer {
+  return createHmac('sha256', key).update(JSON.stringify(['refresh_token', grantId, clientId])).update(nonce).digest().subarray(0, 16);
 }
 
 function hashSecret(secret: string): string {

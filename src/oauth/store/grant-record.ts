@@ -55,7 +55,8 @@ export function refreshView(
 /**
  * How many refresh tokens before the current one a grant record remembers, the previous one
  * included (types.ts): presenting one of them is a reuse that ends the grant; an older one is
- * merely unknown. Bounds the record at about 1 KB of hashes however often it is refreshed.
+ * unknown to the store, and the token endpoint recognises it by its HMAC (newRefreshToken in
+ * token-format.ts). Bounds the record at about 1 KB of hashes however often it is refreshed.
  */
 export const EARLIER_REFRESH_TOKENS = 16;
 

@@ -174,8 +174,10 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
     },
 
     async findCode(ref) {
-      const grant = liveCode(ref);
-      return grant && { ...(JSON.parse(grant.json) as AuthorizationCodeRecord), consumed: grant.consumed };
+      // An exchanged code stays known while its grant lives, so a late replay still ends the grant (types.ts).
+      const grant = live(ref.grantId);
+      const known = grant && grant.codeHash !== '' && grant.codeHash === ref.hash && (grant.consumed || grant.codeExpiresAt > now());
+      return known ? { ...(JSON.parse(grant.json) as AuthorizationCodeRecord), consumed: grant.consumed } : undefined;
     },
 
     async consumeCode(ref) {

@@ -101,8 +101,10 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_rate_limits (
         refresh_issued_at = NULL, previous_refresh_hash = NULL, previous_refresh_expires_at = NULL, previous_refresh_rotated_at = NULL,
         refresh_pending = false, earlier_refresh = NULL, access = EXCLUDED.access, previous_access = NULL,
         expires_at = EXCLUDED.expires_at`,
+    // An exchanged code stays known while any part of its grant lives (findCode in types.ts).
     findCode: `SELECT record, code_consumed AS consumed FROM ${grants}
-      WHERE grant_id = $1 AND code_hash = $2 AND code_expires_at > $3`,
+      WHERE grant_id = $1 AND code_hash = $2 AND code_hash <> ''
+        AND (code_expires_at > $3 OR (code_consumed AND expires_at > $3))`,
     // Row-level locking makes this atomic: a concurrent UPDATE waits, then re-checks NOT code_consumed.
     consumeCode: `UPDATE ${grants} SET code_consumed = true
       WHERE grant_id = $1 AND code_hash = $2 AND NOT code_consumed AND code_expires_at > $3`,

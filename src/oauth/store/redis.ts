@@ -223,10 +223,16 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
     },
 
     async findCode(ref) {
-      const [hash, json, consumed] = await readGrant(ref.grantId, 'code', 'record', 'consumed');
-      if (hash !== ref.hash || !json) return undefined;
+      const [hash, json, consumed, refreshExp, access] = await readGrant(ref.grantId, 'code', 'record', 'consumed', 'rtExp', 'at');
+      if (!hash || hash !== ref.hash || !json) return undefined;
       const record = JSON.parse(json) as AuthorizationCodeRecord;
-      return record.expiresAt > now() ? { ...record, consumed: consumed === '1' } : undefined;
+      if (record.expiresAt > now()) return { ...record, consumed: consumed === '1' };
+      // An exchanged code stays known while a token of its grant lives (findCode in types.ts);
+      // the key's TTL follows the same parts but not the injected clock.
+      if (consumed !== '1') return undefined;
+      if (Number(refreshExp ?? 0) > now()) return { ...record, consumed: true };
+      const [stored] = access ? await readGrant(ref.grantId, `at:${access}`) : [null];
+      return stored && (JSON.parse(stored) as StoredAccessToken).expiresAt > now() ? { ...record, consumed: true } : undefined;
     },
 
     async consumeCode(ref) {

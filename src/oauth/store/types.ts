@@ -181,7 +181,11 @@ export interface OAuthStore {
 
   /** Starts a grant with its authorization code (one code per grant); replaces any record of that grant id. */
   saveCode(code: AuthorizationCodeRecord): Promise<void>;
-  /** The code, exchanged or not, until it expires; `undefined` when unknown, expired or revoked. */
+  /**
+   * The code until it expires, and once exchanged (`consumed: true`) for as long as any token of
+   * its grant lives: a replay of the code, however late, must still end the grant (RFC 6749
+   * 4.1.2). `undefined` when unknown, expired unexchanged, or revoked.
+   */
   findCode(ref: TokenRef): Promise<(AuthorizationCodeRecord & ConsumedMarker) | undefined>;
   /** Marks the code exchanged. Atomic: of any number of concurrent callers exactly one gets `true`. */
   consumeCode(ref: TokenRef): Promise<boolean>;

@@ -139,6 +139,19 @@ describe.each(ADAPTER_NAMES)('authorization endpoint on %s', (adapter) => {
       expectErrorPage(await host.authorize({ request: requestObject, redirect_uri: 'https://evil.example/cb' }, ALICE));
     });
 
+    it('OIDC Core 3.1.2.1 response_mode: a mode other than query (form_post, fragment) is refused with invalid_request, never answered with a code in the query', async () => {
+      const host = await startHost(adapter);
+      // A user who approved before: without the refusal, the answer would be a code in the URL.
+      await host.code({}, ALICE);
+      for (const mode of ['form_post', 'fragment', 'query.jwt']) {
+        const callback = callbackOf(await host.authorize({ response_mode: mode, state: 'st-mode' }, ALICE));
+        expect(callback.get('error')).toBe('invalid_request');
+        expect(callback.get('state')).toBe('st-mode');
+        expect(callback.get('code')).toBeNull();
+      }
+      expect(callbackOf(await host.authorize({ response_mode: 'query' }, ALICE)).get('code')).toBeTruthy();
+    });
+
     it('RFC 6749 4.1.2.1: a missing response_type redirects with invalid_request', async () => {
       const host = await startHost(adapter);
       const callback = callbackOf(await host.authorize({ response_type: undefined, state: 's1' }, ALICE));

@@ -86,6 +86,18 @@ describe.each(ADAPTER_NAMES)('token endpoint on %s', (adapter) => {
       expectTokenError(await host.refresh(first.body.refresh_token), 400, 'invalid_grant');
     });
 
+    it('RFC 6749 4.1.2 / 10.5: a code replayed after its lifetime (platform clock) still revokes the tokens of the first exchange', async () => {
+      const host = await startHost(adapter);
+      const code = (await host.code({ scope: 'openid profile offline_access' })).get('code')!;
+      const first = await host.exchange(code);
+      expect(first.status).toBe(200);
+      host.clock.advance(10 * 60);
+
+      expectTokenError(await host.exchange(code), 400, 'invalid_grant');
+      expect((await host.userinfo(first.body.access_token)).status).toBe(401);
+      expectTokenError(await host.refresh(first.body.refresh_token), 400, 'invalid_grant');
+    });
+
     it('RFC 6749 4.1.3: a code issued to another client fails with invalid_grant, even with that client’s valid credentials', async () => {
       const host = await startHost(adapter);
       const code = (await host.code({})).get('code')!;
@@ -305,6 +317,32 @@ describe.each(ADAPTER_NAMES)('token endpoint on %s', (adapter) => {
       expect(userinfo.status).toBe(401);
       expect(userinfo.body.error).toBe('invalid_token');
       expectTokenError(await host.refresh(second.refresh_token), 400, 'invalid_grant');
+    });
+
+    it('RFC 9700 4.14.2: a stolen refresh token used after the thief refreshed more often than the grant remembers still revokes the grant', async () => {
+      const host = await startHost(adapter);
+      const stolen = (await host.tokens({ scope: 'openid offline_access' })).refresh_token!;
+      let thief = stolen;
+      for (let i = 0; i < 20; i++) {
+        const res = await host.refresh(thief);
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+        thief = res.body.refresh_token;
+      }
+      const thiefAccess = (await host.refresh(thief)).body as { access_token: string; refresh_token: string };
+
+      expectTokenError(await host.refresh(stolen), 400, 'invalid_grant');
+      expect((await host.userinfo(thiefAccess.access_token)).status).toBe(401);
+      expectTokenError(await host.refresh(thiefAccess.refresh_token), 400, 'invalid_grant');
+    });
+
+    it('RFC 9700 4.14.2: a made-up refresh token under a known grant id (it opens every access token) is invalid_grant and ends nothing', async () => {
+      const host = await startHost(adapter);
+      const first = await host.tokens({ scope: 'openid offline_access' });
+      const grantId = first.access_token.split('.')[0]!;
+      expectTokenError(await host.refresh(`${grantId}.${'A'.repeat(43)}`), 400, 'invalid_grant');
+      expectTokenError(await host.refresh(`${grantId}.${first.access_token.split('.')[1]!}`), 400, 'invalid_grant');
+      expect((await host.userinfo(first.access_token)).status).toBe(200);
+      expect((await host.refresh(first.refresh_token!)).status).toBe(200);
     });
 
     it('RFC 6749 6: a refresh asking for a scope not originally granted fails with invalid_scope', async () => {

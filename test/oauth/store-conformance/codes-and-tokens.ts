@@ -44,6 +44,20 @@ export function describeCodeAndTokenConformance(suite: ConformanceSuite): void {
       expect(await store.findCode(code.ref)).toBeUndefined();
     });
 
+    it('finds an exchanged code past its expiry while a token of its grant lives, so a late replay can end the grant (RFC 6749 4.1.2)', async () => {
+      const withAccess = await issueGrant(store, { refresh: false });
+      const withRefresh = await issueGrant(store);
+      clock.now = withAccess.code.expiresAt + 10 * MINUTE;
+      expect(await store.findCode(withAccess.code.ref)).toStrictEqual({ ...withAccess.code, consumed: true });
+      expect(await store.findCode(withRefresh.code.ref)).toStrictEqual({ ...withRefresh.code, consumed: true });
+      expect(await store.consumeCode(withAccess.code.ref)).toBe(false);
+      clock.now = withAccess.access.expiresAt;
+      expect(await store.findCode(withAccess.code.ref)).toBeUndefined();
+      expect(await store.findCode(withRefresh.code.ref)).toStrictEqual({ ...withRefresh.code, consumed: true });
+      clock.now = withRefresh.refresh!.expiresAt;
+      expect(await store.findCode(withRefresh.code.ref)).toBeUndefined();
+    });
+
     it('neither finds nor consumes a code once the clock reaches expiresAt', async () => {
       const code = codeRecord(fresh('grant'));
       await store.saveCode(code);

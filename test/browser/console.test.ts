@@ -218,9 +218,11 @@ describeBrowser('the operator console in Chromium on the running example', { tim
 
     // The overview sums every application's history and ranks them.
     await page.getByRole('link', { name: 'Overview' }).click();
+    // The application's page showed the same total and a chart: wait for what only the overview draws.
+    const rows = page.locator('.panel', { hasText: 'Top applications' }).getByRole('row');
+    await rows.nth(1).waitFor();
     await page.locator('.chart canvas').first().waitFor();
     expect(await page.getByText('60 calls admitted, 4 refused (429)').isVisible()).toBe(true);
-    const rows = page.locator('.panel', { hasText: 'Top applications' }).getByRole('row');
     expect(await rows.count()).toBe(2);
     expect(await rows.nth(1).innerText()).toMatch(/^Console test <b>app<\/b>\s+60\s+4$/);
     await screenshot('overview-chart', 1280);

@@ -57,7 +57,9 @@ function utf8(bytes: Buffer): string {
 function checkEncoding(encoding: string | undefined): void {
   if (encoding === undefined) return;
   const codings = encoding.split(',').map((coding) => coding.trim().toLowerCase()).filter((coding) => coding !== '' && coding !== 'identity');
-  if (codings.length > 0) throw new UnsupportedMediaTypeError(`Content-Encoding ${codings.join(', ')} is not supported: send the body uncompressed`);
+  if (codings.length > 0) {
+    throw new UnsupportedMediaTypeError(`Content-Encoding ${codings.join(', ')} is not supported: send the body uncompressed`, { 'accept-encoding': 'identity' });
+  }
 }
 
 /** RFC 6749 section 3.1: a parameter sent more than once is an error, not a silent pick. */

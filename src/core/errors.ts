@@ -178,8 +178,9 @@ export class PayloadTooLargeError extends PlatformError {
 }
 
 export class UnsupportedMediaTypeError extends PlatformError {
-  constructor(message: string) {
-    super('unsupported_media_type', message);
+  /** `headers`: `Accept-Encoding` when it is the body's content coding that is refused (RFC 7694 3). */
+  constructor(message: string, headers?: Record<string, string>) {
+    super('unsupported_media_type', message, headers ? { headers } : {});
   }
 }
 

@@ -288,6 +288,8 @@ describe.each(ADAPTERS)('courier proxy on $name', (adapter) => {
       const res = await rawPost(app.server, '/courier/cancel_order', headers, [gzipSync('{"orderId":"SO1"}')], 'content-length');
       const result = envelope(res, 415, 1);
       expect(result.message).toMatch(/Content-Encoding gzip/);
+      // RFC 7694 3: the codings the server takes.
+      expect(res.headers['accept-encoding']).toBe('identity');
     });
 
     it('malformed JSON -> 400', async () => {

@@ -112,14 +112,21 @@ export function configurationError(code: ConfigurationErrorCode, field: string, 
   return new ConfigurationError(code, [{ field, rule: 'custom', message }], cause === undefined ? undefined : { cause });
 }
 
+/**
+ * Broken rules an answer lists at most (docs/errors.md): enough to mend any request, and a body of
+ * thousands of unknown keys cannot make the answer many times larger than itself.
+ */
+export const MAX_LISTED_ISSUES = 100;
+
 export class ValidationError extends PlatformError {
+  /** Every broken rule; the answer's `data.errors` lists the first MAX_LISTED_ISSUES. */
   readonly issues: readonly FieldIssue[];
 
   constructor(issues: readonly FieldIssue[]) {
     const first = issues[0];
     const summary = first ? `${first.field}: ${first.message}` : 'invalid request';
     const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
-    super('invalid_request', `Validation failed: ${summary}${more}`, { data: { errors: issues } });
+    super('invalid_request', `Validation failed: ${summary}${more}`, { data: { errors: issues.slice(0, MAX_LISTED_ISSUES) } });
     this.issues = issues;
   }
 }

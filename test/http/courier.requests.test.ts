@@ -200,6 +200,16 @@ function refusals(app: () => Served, table: RefusalTable): void {
       expect((result.data as { errors: unknown[] }).errors).toEqual([expect.objectContaining({ field: 'page', rule: 'unknown_field' })]);
     });
 
+    it('a body of 3,000 unknown fields -> 400 listing the first 100 and counting the rest in the message', async () => {
+      const body = Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`field${i}`, 'x']));
+      const res = await request(app().server).post('/courier/cancel_order').send({ orderId: 'SO1', ...body });
+      const result = envelope(res, 400, 1);
+      expect((result.data as { errors: unknown[] }).errors).toHaveLength(100);
+      expect(result.message).toMatch(/\(and 2999 more\)$/);
+      // The answer stays smaller than the body it judges.
+      expect(JSON.stringify(res.body).length).toBeLessThan(JSON.stringify(body).length);
+    });
+
     it.each(table.notAnObject)('%s as the body -> 400', async (_what, text) => {
       const res = await request(app().server).post('/courier/cancel_order').set('content-type', 'application/json').send(text);
       envelope(res, 400, 1);

@@ -3,9 +3,9 @@
  * the injected clock (quota-helpers.ts, START) implies, the 401 challenges, the RateLimit headers.
  */
 import type { Response } from 'supertest';
-import { expect } from 'vitest';
+import { afterEach, describe, expect } from 'vitest';
 import type { QuotaOptions } from '../../src/options.js';
-import { CONFIDENTIAL, startHost, type AdapterName, type HostSetup, type QuotaHost } from './quota-helpers.js';
+import { ADAPTER_NAMES, CONFIDENTIAL, closeHosts, startHost, type AdapterName, type HostSetup, type QuotaHost } from './quota-helpers.js';
 
 // The injected clock starts 15 s into a minute: every "seconds until" below follows from that.
 export const MINUTE_RESET = '2031-05-12T08:31:00.000Z';
@@ -18,11 +18,19 @@ export const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 export const DEFAULTS: QuotaOptions = { defaults: { minute: 3 } };
 
-/** Starts a host on `adapter` with DEFAULTS, or the quota a test gives. */
-export const hostStarter =
-  (adapter: AdapterName) =>
-  (quota: QuotaOptions = DEFAULTS, extra: Omit<HostSetup, 'quota'> = {}): Promise<QuotaHost> =>
-    startHost(adapter, { quota, ...extra });
+/** Starts a host with DEFAULTS, or the quota a test gives. */
+export type HostStarter = (quota?: QuotaOptions, extra?: Omit<HostSetup, 'quota'>) => Promise<QuotaHost>;
+
+/**
+ * The frame of the quota-*.test.ts files: their tests once per adapter, each with a starter of
+ * hosts on that adapter, every host closed after each test.
+ */
+export function describeQuotaOnEveryAdapter(tests: (start: HostStarter) => void): void {
+  describe.each(ADAPTER_NAMES)('quota over HTTP on %s', (adapter: AdapterName) => {
+    afterEach(closeHosts);
+    tests((quota = DEFAULTS, extra = {}) => startHost(adapter, { quota, ...extra }));
+  });
+}
 export const ALICE_AUTH = { clientId: CONFIDENTIAL.id, sub: 'user-alice', scope: ['openid', 'profile'] };
 
 /** 401, code 1, `WWW-Authenticate: Bearer ... error="invalid_token"` (docs/quota.md). */

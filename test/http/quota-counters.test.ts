@@ -3,29 +3,22 @@
  * costs and which calls share a counter. Global and client rules, one counter per application,
  * and paths that differ only in a slash, a query, letter case or percent-encoding.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { QuotaOptions } from '../../src/options.js';
-import { ALICE_AUTH, DAY_RESET, expectRateLimit, MINUTE_RESET, MONTH_RESET, T_DAY, T_MINUTE, hostStarter } from './quota-answers.js';
+import { ALICE_AUTH, DAY_RESET, expectRateLimit, MINUTE_RESET, MONTH_RESET, T_DAY, T_MINUTE, describeQuotaOnEveryAdapter } from './quota-answers.js';
 import {
-  ADAPTER_NAMES,
   CONFIDENTIAL,
   ORDERS,
   OTHER,
   PING,
   accessToken,
-  closeHosts,
   ping,
   postOrder,
   report,
   usedOf,
-  type AdapterName,
 } from './quota-helpers.js';
 
-describe.each(ADAPTER_NAMES)('quota over HTTP on %s', (adapter: AdapterName) => {
-  const start = hostStarter(adapter);
-
-  afterEach(closeHosts);
-
+describeQuotaOnEveryAdapter((start) => {
   describe('rules', () => {
     const rules: QuotaOptions = {
       defaults: { minute: 3 },

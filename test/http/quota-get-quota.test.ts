@@ -3,27 +3,20 @@
  * 400, the report of an endpoint's counters on the injected clock, never charged, and periods
  * aligned to quota.timeZone.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { DAY_RESET, expectInvalidToken, expectNoCredentials, ISO_UTC, MINUTE_RESET, MONTH_RESET, T_DAY, T_MINUTE, hostStarter } from './quota-answers.js';
+import { describe, expect, it } from 'vitest';
+import { DAY_RESET, expectInvalidToken, expectNoCredentials, ISO_UTC, MINUTE_RESET, MONTH_RESET, T_DAY, T_MINUTE, describeQuotaOnEveryAdapter } from './quota-answers.js';
 import {
-  ADAPTER_NAMES,
   CONFIDENTIAL,
   PING,
   START,
   accessToken,
-  closeHosts,
   getQuota,
   ping,
   report,
   usedOf,
-  type AdapterName,
 } from './quota-helpers.js';
 
-describe.each(ADAPTER_NAMES)('quota over HTTP on %s', (adapter: AdapterName) => {
-  const start = hostStarter(adapter);
-
-  afterEach(closeHosts);
-
+describeQuotaOnEveryAdapter((start) => {
   describe('get_quota', () => {
     it('requires a valid Bearer token (401, RFC 6750 3.1: invalid_token once a token is sent), then api_path (400 naming it)', async () => {
       const host = await start();

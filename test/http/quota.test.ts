@@ -8,30 +8,23 @@
  * and exhaustion (429, Retry-After, roll-over). Rules and shared counters, get_quota, the guard
  * itself and a cut store each have a quota-*.test.ts of their own.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { ALICE_AUTH, DAY_RESET, DEFAULTS, expectInvalidToken, expectNoCredentials, expectRateLimit, MINUTE_RESET, MONTH_RESET, T_DAY, T_MINUTE, T_MONTH, hostStarter } from './quota-answers.js';
+import { describe, expect, it } from 'vitest';
+import { ALICE_AUTH, DAY_RESET, DEFAULTS, expectInvalidToken, expectNoCredentials, expectRateLimit, MINUTE_RESET, MONTH_RESET, T_DAY, T_MINUTE, T_MONTH, describeQuotaOnEveryAdapter } from './quota-answers.js';
 import {
-  ADAPTER_NAMES,
   CONFIDENTIAL,
   ORDERS,
   OTHER,
   PING,
   accessToken,
-  closeHosts,
   exchange,
   getQuota,
   ping,
   postOrder,
   report,
   usedOf,
-  type AdapterName,
 } from './quota-helpers.js';
 
-describe.each(ADAPTER_NAMES)('quota over HTTP on %s', (adapter: AdapterName) => {
-  const start = hostStarter(adapter);
-
-  afterEach(closeHosts);
-
+describeQuotaOnEveryAdapter((start) => {
   describe('401 without a valid Bearer access token; the host handler never runs', () => {
     it('RFC 6750 3.1: no Bearer credentials get the challenge alone; malformed and unknown tokens invalid_token, on GET and POST routes', async () => {
       const host = await start();

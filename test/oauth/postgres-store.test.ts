@@ -3,7 +3,7 @@
  * clean-up. The conformance run is in stores.test.ts.
  */
 import pg from 'pg';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createPostgresOAuthStore, type PgQueryable } from '../../src/oauth/store/index.js';
 import { databaseUrl, describePostgres, uniqueName } from '../support/services.js';
 import { accessView, BASE_TIME, codeRecord, HOUR, issueGrant, MINUTE, nextTokens } from './store-conformance.js';
@@ -33,11 +33,13 @@ describePostgres('PostgreSQL OAuthStore', () => {
       schema = uniqueName('oauth');
       clock.now = BASE_TIME;
     });
+    afterEach(async () => {
+      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    });
     afterAll(async () => {
       await pool.end();
     });
 
-    const dropSchema = () => pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     const countRows = async (table: string) =>
       Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".${table}`)).rows[0]!.n);
 
@@ -59,103 +61,75 @@ describePostgres('PostgreSQL OAuthStore', () => {
     it('migrates idempotently, and two concurrent migrations of a fresh schema both succeed', async () => {
       const first = createPostgresOAuthStore({ pool, schema, migrate: false });
       const second = createPostgresOAuthStore({ pool, schema, migrate: false });
-      try {
-        await Promise.all([first.migrate(), second.migrate(), first.migrate()]);
-        await first.migrate();
-        const { rows } = await pool.query<{ table_name: string }>(
-          'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
-          [schema],
-        );
-        expect(rows.map((row) => row.table_name)).toEqual(['oauth_clients', 'oauth_consents', 'oauth_grants', 'oauth_rate_limits', 'oauth_used_once']);
-      } finally {
-        await dropSchema();
-      }
+      await Promise.all([first.migrate(), second.migrate(), first.migrate()]);
+      await first.migrate();
+      const { rows } = await pool.query<{ table_name: string }>(
+        'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
+        [schema],
+      );
+      expect(rows.map((row) => row.table_name)).toEqual(['oauth_clients', 'oauth_consents', 'oauth_grants', 'oauth_rate_limits', 'oauth_used_once']);
     });
 
     it('creates its schema on first use unless told not to', async () => {
-      try {
-        const manual = createPostgresOAuthStore({ pool, schema, migrate: false });
-        await expect(manual.getClient('x')).rejects.toThrow(/does not exist/);
-        const automatic = createPostgresOAuthStore({ pool, schema });
-        expect(await automatic.getClient('x')).toBeUndefined();
-      } finally {
-        await dropSchema();
-      }
+      const manual = createPostgresOAuthStore({ pool, schema, migrate: false });
+      await expect(manual.getClient('x')).rejects.toThrow(/does not exist/);
+      const automatic = createPostgresOAuthStore({ pool, schema });
+      expect(await automatic.getClient('x')).toBeUndefined();
     });
 
     it('answers findAccessToken with one statement, and a refresh with two', async () => {
       const { queryable, counted } = countingPool();
       const store = createPostgresOAuthStore({ pool: queryable, schema, now: clock.read });
-      try {
-        const { code, access, refresh } = await issueGrant(store);
-        counted.statements = 0;
-        expect(await store.findAccessToken(access.ref)).toStrictEqual(accessView(code, access));
-        expect(counted.statements).toBe(1);
+      const { code, access, refresh } = await issueGrant(store);
+      counted.statements = 0;
+      expect(await store.findAccessToken(access.ref)).toStrictEqual(accessView(code, access));
+      expect(counted.statements).toBe(1);
 
-        counted.statements = 0;
-        expect((await refreshOnce(store, refresh!.ref)).outcome).toBe('rotated');
-        expect(counted.statements).toBe(2);
-      } finally {
-        await dropSchema();
-      }
+      counted.statements = 0;
+      expect((await refreshOnce(store, refresh!.ref)).outcome).toBe('rotated');
+      expect(counted.statements).toBe(2);
     });
 
     it('leaves the grant as it was when the rotation fails on the server, so the same refresh token works again', async () => {
       const { queryable, counted } = countingPool();
       const store = createPostgresOAuthStore({ pool: queryable, schema, now: clock.read });
-      try {
-        const { code, access, refresh } = await issueGrant(store);
-        const tokens = nextTokens(code.ref.grantId);
-        counted.corruptNext = true;
-        await expect(store.rotateRefreshToken(refresh!.ref, tokens)).rejects.toThrow(/timestamp|time zone|date/i);
-        expect(await store.findAccessToken(tokens.access.ref)).toBeUndefined();
-        expect(await store.findAccessToken(access.ref)).toStrictEqual(accessView(code, access));
-        const retry = await refreshOnce(store, refresh!.ref);
-        expect(retry.outcome).toBe('rotated');
-        expect(await store.findAccessToken(retry.tokens.access.ref)).toStrictEqual(accessView(code, retry.tokens.access));
-      } finally {
-        await dropSchema();
-      }
+      const { code, access, refresh } = await issueGrant(store);
+      const tokens = nextTokens(code.ref.grantId);
+      counted.corruptNext = true;
+      await expect(store.rotateRefreshToken(refresh!.ref, tokens)).rejects.toThrow(/timestamp|time zone|date/i);
+      expect(await store.findAccessToken(tokens.access.ref)).toBeUndefined();
+      expect(await store.findAccessToken(access.ref)).toStrictEqual(accessView(code, access));
+      const retry = await refreshOnce(store, refresh!.ref);
+      expect(retry.outcome).toBe('rotated');
+      expect(await store.findAccessToken(retry.tokens.access.ref)).toStrictEqual(accessView(code, retry.tokens.access));
     });
 
     it('deleteExpired removes the rows of expired grants, keeps live ones and answers the count', async () => {
       const store = createPostgresOAuthStore({ pool, schema, now: clock.read });
-      try {
-        await store.saveCode(codeRecord('grant-a', { expiresAt: BASE_TIME + MINUTE }));
-        await store.saveCode(codeRecord('grant-b', { expiresAt: BASE_TIME + 10 * HOUR }));
-        await issueGrant(store, { grantId: 'grant-c', access: { expiresAt: BASE_TIME + MINUTE }, refresh: { expiresAt: BASE_TIME + 2 * MINUTE } });
-        clock.now = BASE_TIME + 5 * MINUTE;
-        expect(await store.deleteExpired()).toBe(2);
-        expect(await countRows('oauth_grants')).toBe(1);
-        expect(await store.deleteExpired()).toBe(0);
-      } finally {
-        await dropSchema();
-      }
+      await store.saveCode(codeRecord('grant-a', { expiresAt: BASE_TIME + MINUTE }));
+      await store.saveCode(codeRecord('grant-b', { expiresAt: BASE_TIME + 10 * HOUR }));
+      await issueGrant(store, { grantId: 'grant-c', access: { expiresAt: BASE_TIME + MINUTE }, refresh: { expiresAt: BASE_TIME + 2 * MINUTE } });
+      clock.now = BASE_TIME + 5 * MINUTE;
+      expect(await store.deleteExpired()).toBe(2);
+      expect(await countRows('oauth_grants')).toBe(1);
+      expect(await store.deleteExpired()).toBe(0);
     });
 
     it('cleans up by itself after a write once a minute of its clock has passed', async () => {
       const store = createPostgresOAuthStore({ pool, schema, now: clock.read });
-      try {
-        await store.saveCode(codeRecord('grant-a', { expiresAt: BASE_TIME + MINUTE }));
-        clock.now = BASE_TIME + 2 * MINUTE;
-        await store.saveCode(codeRecord('grant-b', { expiresAt: BASE_TIME + HOUR }));
-        await vi.waitFor(async () => expect(await countRows('oauth_grants')).toBe(1), { timeout: 2000, interval: 20 });
-      } finally {
-        await dropSchema();
-      }
+      await store.saveCode(codeRecord('grant-a', { expiresAt: BASE_TIME + MINUTE }));
+      clock.now = BASE_TIME + 2 * MINUTE;
+      await store.saveCode(codeRecord('grant-b', { expiresAt: BASE_TIME + HOUR }));
+      await vi.waitFor(async () => expect(await countRows('oauth_grants')).toBe(1), { timeout: 2000, interval: 20 });
     });
 
     it('works on a bare queryable without connect()', async () => {
       const bare: PgQueryable = { query: (text, values) => pool.query(text, values) };
       const store = createPostgresOAuthStore({ pool: bare, schema, now: clock.read });
-      try {
-        const code = codeRecord('grant-bare');
-        await store.saveCode(code);
-        expect(await store.consumeCode(code.ref)).toBe(true);
-        expect(await store.findCode(code.ref)).toStrictEqual({ ...code, consumed: true });
-      } finally {
-        await dropSchema();
-      }
+      const code = codeRecord('grant-bare');
+      await store.saveCode(code);
+      expect(await store.consumeCode(code.ref)).toBe(true);
+      expect(await store.findCode(code.ref)).toStrictEqual({ ...code, consumed: true });
     });
   });
 });

@@ -11,7 +11,12 @@ export function newGrantId(): string {
 }
 
 export function newToken(grantId: string): { value: string; ref: TokenRef } {
-  const secret = randomBytes(32).toString('base64url');
+  return tokenOf(grantId, randomBytes(32));
+}
+
+/** The token a grant gives out with this 32-byte secret; only the secret's hash is stored. */
+function tokenOf(grantId: string, secretBytes: Buffer): { value: string; ref: TokenRef } {
+  const secret = secretBytes.toString('base64url');
   return { value: `${grantId}.${secret}`, ref: { grantId, hash: hashSecret(secret) } };
 }
 
@@ -25,8 +30,7 @@ export function newToken(grantId: string): { value: string; ref: TokenRef } {
  */
 export function newRefreshToken(grantId: string, clientId: string, key: Buffer): { value: string; ref: TokenRef } {
   const nonce = randomBytes(16);
-  const secret = Buffer.concat([nonce, refreshMac(key, grantId, clientId, nonce)]).toString('base64url');
-  return { value: `${grantId}.${secret}`, ref: { grantId, hash: hashSecret(secret) } };
+  return tokenOf(grantId, Buffer.concat([nonce, refreshMac(key, grantId, clientId, nonce)]));
 }
 
 /** Whether `value` is a refresh token issued for its grant to `clientId` under one of `keys` (newRefreshToken). */

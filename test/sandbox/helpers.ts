@@ -1,6 +1,6 @@
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { md5Signer, type Signer } from '../../src/courier/signing.js';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox, type Sandbox, type StartSandboxOptions, type StartedSandbox } from '../../src/sandbox/index.js';
 
 export const APP_ID = 'sandbox-app';
 export const APP_SECRET = 'sandbox-secret';
@@ -96,4 +96,25 @@ export function ok(sandbox: Sandbox, api: string, params: Record<string, unknown
   const envelope = run(sandbox, api, params, appId, secret);
   expect(envelope, `${api}: ${envelope.message}`).toMatchObject({ code: 0, message: 'ok' });
   return envelope.data;
+}
+
+/** A sandbox server started before the suite's tests and closed after them; read it within a test. */
+export function sandboxPerSuite(options?: StartSandboxOptions): Pick<StartedSandbox, 'url' | 'sandbox'> {
+  let started: StartedSandbox | undefined;
+  beforeAll(async () => {
+    started = await startSandbox(options);
+  });
+  afterAll(() => started?.close());
+  const running = (): StartedSandbox => {
+    if (!started) throw new Error('the sandbox starts in beforeAll');
+    return started;
+  };
+  return {
+    get url() {
+      return running().url;
+    },
+    get sandbox() {
+      return running().sandbox;
+    },
+  };
 }

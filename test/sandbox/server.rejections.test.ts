@@ -3,17 +3,13 @@
  * oversized bodies, a method other than POST, and a signature of the other signer.
  */
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hmacSha256Signer, md5Signer } from '../../src/courier/signing.js';
-import { startSandbox, type StartedSandbox } from '../../src/sandbox/index.js';
-import { call, post, signed } from './helpers.js';
+import { startSandbox } from '../../src/sandbox/index.js';
+import { call, post, signed, sandboxPerSuite } from './helpers.js';
 
 describe('sandbox over HTTP: rejected calls', () => {
-  let upstream: StartedSandbox;
-  beforeAll(async () => {
-    upstream = await startSandbox();
-  });
-  afterAll(() => upstream.close());
+  const upstream = sandboxPerSuite();
 
   it('bad signature: HTTP 200, code 40001, secret not in the message', async () => {
     const answer = await post(upstream.url, { ...signed('get_balance'), sign: 'ABCDEF' });

@@ -2,17 +2,13 @@
  * What the sandbox over HTTP remembers between calls: each app's orders and balances apart, balance
  * payment and its refund, the pre-order control endpoints and auto-confirm on an injected clock.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type StartedSandbox } from '../../src/sandbox/index.js';
-import { APP_ID, call, manualClock, orderParams, post } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { startSandbox } from '../../src/sandbox/index.js';
+import { APP_ID, call, manualClock, orderParams, post, sandboxPerSuite } from './helpers.js';
 
 describe('sandbox over HTTP: per-app state', () => {
   const apps = { 'app-a': 'secret-a', 'app-b': 'secret-b' };
-  let upstream: StartedSandbox;
-  beforeAll(async () => {
-    upstream = await startSandbox({ apps });
-  });
-  afterAll(() => upstream.close());
+  const upstream = sandboxPerSuite({ apps });
 
   const as = (appId: 'app-a' | 'app-b') => ({ appId, secret: apps[appId] });
 
@@ -64,11 +60,7 @@ describe('sandbox over HTTP: balance payment', () => {
 });
 
 describe('sandbox over HTTP: pre-order control endpoints', () => {
-  let upstream: StartedSandbox;
-  beforeAll(async () => {
-    upstream = await startSandbox();
-  });
-  afterAll(() => upstream.close());
+  const upstream = sandboxPerSuite();
 
   it('confirm moves 1 -> 2 with an orderId usable in query_order_logs', async () => {
     const { data } = await call(upstream.url, 'create_pre_order', { customerAddress: 'Dock 4' });

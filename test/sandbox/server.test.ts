@@ -4,18 +4,14 @@
  * Refused calls and per-app state have files of their own (server.rejections, server.state).
  */
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSandbox, startSandbox, type RunningSandbox, type StartedSandbox } from '../../src/sandbox/index.js';
-import { call, orderParams, post, signed } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { createSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
+import { call, orderParams, post, signed, sandboxPerSuite } from './helpers.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 describe('sandbox over HTTP: the 13 operations', () => {
-  let upstream: StartedSandbox;
-  beforeAll(async () => {
-    upstream = await startSandbox();
-  });
-  afterAll(() => upstream.close());
+  const upstream = sandboxPerSuite();
 
   it('get_address: buildings with floors, floor ids unique across buildings', async () => {
     const envelope = await call(upstream.url, 'get_address');

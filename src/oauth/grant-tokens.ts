@@ -37,8 +37,13 @@ export function idTokenFor(context: OAuthContext, facts: IdTokenFacts): Promise<
   });
 }
 
+/**
+ * Logged when the store ended a live grant, or cannot tell: a grant that had already ended (a
+ * client presenting a token after its own revocation, or anyone replaying one) logs nothing, so
+ * the warning means what it says however often such a token comes back.
+ */
 export async function revokeGrant(context: OAuthContext, grantId: string, reason: string, clientId: string): Promise<void> {
-  await context.store.revokeGrant(grantId);
+  if ((await context.store.revokeGrant(grantId)) === false) return;
   context.logger.warn({ reason, clientId }, 'revoked a grant');
 }
 

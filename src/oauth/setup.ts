@@ -200,7 +200,7 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
   const { clients: store, status: clientStatus } = layers;
   const started = startup(options, logger, { name: storeName, ...(connection ? { connection } : {}), reach: () => layers.guarded.getClient('courier-platform-start') });
   if (options.signingKeys.length === 0) {
-    logger.warn({}, 'oauth.signingKeys is not set: generating a signing key; id_tokens will not verify after a restart and other processes cannot share it');
+    logger.warn({}, 'oauth.signingKeys is not set: generating a signing key; id_tokens will not verify after a restart and other processes cannot share it, and a refresh token issued before a restart, older than the 16 generations its grant remembers, is merely unknown instead of a reuse that ends its grant (docs/oauth.md#tokens)');
   }
   if (!options.publicUrl) {
     logger.warn({}, "oauth.publicUrl is not set: the issuer follows each request's Host header and mount path; set it outside development");

@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { countedAddress } from '../core/client-address.js';
 import { configurationError } from '../core/errors.js';
+import { silentLogger } from '../core/logger.js';
+import { createStoreGuard } from '../core/store-guard.js';
 import type { StoreConnection } from '../core/store-connection.js';
-import { withConnection } from '../core/store-lane.js';
 import type { PostgresOAuthStore, PostgresRateLimitStore } from './store/postgres.js';
 import type { RedisOAuthStore, RedisRateLimitStore } from './store/redis.js';
 import type { OAuthStore } from './store/types.js';
@@ -223,7 +224,8 @@ export interface LoginThrottleOptions {
    * The platform's OAuth store: on a Redis or PostgreSQL store the counts live there, shared by
    * every process on it. Default: in process memory. On PostgreSQL each count waits for its
    * connection in the pool's local queue (docs/stores.md#the-local-queue); past its bound
-   * `attempt()` rejects with a StoreBusyError.
+   * `attempt()` rejects with a StoreBusyError, and with a StoreTimeoutError when the store does
+   * not answer a count by its deadline.
    */
   store?: OAuthStore;
 }
@@ -250,6 +252,8 @@ function stringArgument(value: unknown, argument: string): string {
  */
 const ADDRESS = 'ip';
 const ADDRESS_AND_USER = 'ip+user';
+/** The deadline of one login count on a pool, `oauth.storeTimeoutMs`'s default (docs/stores.md#deadlines-and-outages). */
+const LOGIN_COUNT_TIMEOUT_MS = 1000;
 
 /**
  * For the host's login page: limits failed logins per address and user name (any case), and per
@@ -264,6 +268,11 @@ const ADDRESS_AND_USER = 'ip+user';
  */
 export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginThrottle {
   const lane = (options.store as { connection?: StoreConnection } | undefined)?.connection?.lane;
+  // A count holds one of the pool's connections: without a deadline, a store that hangs would keep
+  // them all for logins, and the platform's calls would wait in the queue for its bound without
+  // ever reaching the store to find it down. With the platform's default deadline a hung count
+  // gives its place back and the outage is seen and answered 503 (docs/stores.md#the-local-queue).
+  const guard = lane && createStoreGuard({ name: 'login throttle (OAuth store)', timeoutMs: LOGIN_COUNT_TIMEOUT_MS, logger: silentLogger, lane });
   const throttle = createFailureThrottle({
     failures: {
       [ADDRESS]: positiveInteger(options.addressFailures ?? 100, 'addressFailures'),
@@ -273,7 +282,7 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
     name: 'login',
     store: options.store,
     // On a pool, each count waits for its connection in the pool's local queue like every store call of the platform.
-    ...(lane ? { connection: <T>(query: () => Promise<T>) => withConnection(lane, 'login throttle', true, query) } : {}),
+    ...(guard ? { connection: <T>(query: () => Promise<T>) => guard.ask(() => query()) } : {}),
   });
   return {
     async attempt(username, ip) {
@@ -286,7 +295,7 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
       ];
       const attempt = await throttle.attempt(keys).catch((error: unknown) => {
         // Nobody is answered for an attempt the store failed part-way: what it reserved goes back,
-        // and the caller sees the store's own error (a StoreBusyError when the local queue is full).
+        // and the caller sees the store's error (on a pool a StoreBusyError, StoreTimeoutError or StoreFailedError).
         if (!(error instanceof ReservationFailedError)) throw error;
         error.release().catch(() => undefined);
         throw error.cause;

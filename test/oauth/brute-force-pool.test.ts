@@ -110,4 +110,40 @@ describePostgres('the brute-force counters on a busy PostgreSQL pool', { timeout
     expect(attempts.map((attempt) => attempt.retryAfter)).toEqual(Array.from({ length: 60 }, () => 0));
     expect(mostWaiting).toBe(0);
   });
+
+  it("createLoginThrottle({ store }): a store that hangs while logins hold the pool's connections is an outage the platform answers 503 at its deadline, and it heals (docs/stores.md#the-local-queue)", async () => {
+    const { pool, schema } = poolAndSchema('login_hang', { max: 2, min: 2 });
+    await createPostgresOAuthStore({ pool, schema }).migrate();
+    const logger = capturingLogger();
+    const host = await floodHost(pool, schema, logger, { storeTimeoutMs: 200 });
+    const logins = createLoginThrottle({ store: createPostgresOAuthStore({ pool, schema }) });
+    await (await logins.attempt('warm-up', '192.0.2.1')).succeeded();
+    const token = () =>
+      postFormFrom('127.0.0.1', `${host.origin}/oauth/token`, { grant_type: 'client_credentials' }, { authorization: basic(SERVICE.id, SERVICE.secret), 'x-test-ip': '192.0.2.2' });
+    expect((await token()).status).toBe(200);
+
+    // The store stops answering: every query on its tables waits for this lock.
+    const locker = new pg.Client({ connectionString: databaseUrl });
+    await locker.connect();
+    cleanups.unshift(async () => void (await locker.end().catch(() => undefined)));
+    await locker.query('BEGIN');
+    await locker.query(`LOCK TABLE "${schema}".oauth_grants, "${schema}".oauth_rate_limits IN ACCESS EXCLUSIVE MODE`);
+    const attempts = Array.from({ length: 4 }, (_, i) => logins.attempt(`user-${i}`, `198.51.100.${i}`).then(() => 'counted', () => 'rejected'));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+
+    const answer = await Promise.race([token(), new Promise<'still waiting'>((resolve) => setTimeout(() => resolve('still waiting'), 6000))]);
+    await locker.query('COMMIT');
+
+    expect(answer).not.toBe('still waiting');
+    expect((answer as Answer).status).toBe(503);
+    expect(logger.records.filter((entry) => entry.message.includes('unavailable')).length).toBe(1);
+    expect(await Promise.all(attempts)).toEqual(['rejected', 'rejected', 'rejected', 'rejected']);
+    let healed: Answer | undefined;
+    for (let i = 0; i < 50 && healed?.status !== 200; i++) {
+      healed = await token();
+      if (healed.status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(healed?.status, JSON.stringify(healed?.body)).toBe(200);
+    expect((await logins.attempt('user-after', '198.51.100.9')).retryAfter).toBe(0);
+  });
 });

@@ -267,7 +267,9 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
 
     async revokeGrant(grantId) {
       checkGrantId(grantId);
+      const ended = live(grantId) !== undefined;
       drop(grantId);
+      return ended;
     },
 
     async revokeUserGrants(sub, clientId) {

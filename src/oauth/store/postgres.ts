@@ -294,7 +294,8 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
 
     async revokeGrant(grantId) {
       checkGrantId(grantId);
-      await query(sql.revokeGrant, [grantId]);
+      const { rowCount } = await query(sql.revokeGrant, [grantId]);
+      return (rowCount ?? 0) > 0;
     },
 
     async revokeUserGrants(sub, clientId) {

@@ -283,7 +283,8 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
     },
 
     async revokeGrant(grantId) {
-      await run(DELETE, [keys.grant(grantId)], []);
+      // An expired grant's key is already gone (its TTL): DEL counts a live one.
+      return (await run(DELETE, [keys.grant(grantId)], [])) === 1;
     },
 
     async revokeUserGrants(sub, clientId) {

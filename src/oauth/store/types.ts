@@ -251,8 +251,11 @@ export interface OAuthStore {
   issueClientToken(token: ClientTokenRecord): Promise<void>;
   /** Ends one access token at once; the rest of its grant stays. */
   revokeAccessToken(ref: TokenRef): Promise<void>;
-  /** Ends a grant: its code and every token issued under it stop working at once. */
-  revokeGrant(grantId: string): Promise<void>;
+  /**
+   * Ends a grant: its code and every token issued under it stop working at once. Answers whether
+   * there was a live grant to end, when it can tell (a grant already ended is not logged again).
+   */
+  revokeGrant(grantId: string): Promise<boolean | void>;
   /**
    * Ends every grant of the user at the client (a pending code included) and forgets the consent.
    * Answers how many live grants it ended, when it can tell (the admin API reports it).

@@ -10,6 +10,7 @@
 import type { Response } from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { header } from '../../../src/core/http.js';
+import { capturingLogger } from '../../support/logger.js';
 import {
   ADAPTER_NAMES,
   basic,
@@ -333,6 +334,24 @@ describe.each(ADAPTER_NAMES)('token endpoint on %s', (adapter) => {
       expectTokenError(await host.refresh(stolen), 400, 'invalid_grant');
       expect((await host.userinfo(thiefAccess.access_token)).status).toBe(401);
       expectTokenError(await host.refresh(thiefAccess.refresh_token), 400, 'invalid_grant');
+    });
+
+    it('RFC 9700 4.14.2: a refresh token of a grant already ended is invalid_grant each time and warns of no revocation; an old generation of a live grant warns once', async () => {
+      const logger = capturingLogger();
+      const host = await startHost(adapter, { platform: { logger } });
+      const revocations = () => logger.records.filter((entry) => entry.message === 'revoked a grant').length;
+      // RFC 7009 2.1: the client signs the user out, then keeps presenting the token it revoked.
+      const signedOut = (await host.tokens({ scope: 'openid offline_access' })).refresh_token!;
+      expect((await host.revoke({ token: signedOut })).status).toBe(200);
+      for (let i = 0; i < 5; i++) expectTokenError(await host.refresh(signedOut), 400, 'invalid_grant');
+      expect(revocations()).toBe(0);
+
+      const stolen = (await host.tokens({ scope: 'openid offline_access' })).refresh_token!;
+      let thief = stolen;
+      for (let i = 0; i < 20; i++) thief = (await host.refresh(thief)).body.refresh_token;
+      for (let i = 0; i < 5; i++) expectTokenError(await host.refresh(stolen), 400, 'invalid_grant');
+      expect(revocations()).toBe(1);
+      expectTokenError(await host.refresh(thief), 400, 'invalid_grant');
     });
 
     it('RFC 9700 4.14.2: a made-up refresh token under a known grant id (it opens every access token) is invalid_grant and ends nothing', async () => {

@@ -32,6 +32,13 @@ export function describeRevocationAndConsentConformance(suite: ConformanceSuite)
       expect(await store.findRefreshToken(other.refresh!.ref)).toStrictEqual(refreshView(other.code, other.refresh!));
     });
 
+    it('revokeGrant answers whether it ended a live grant', async () => {
+      const { code } = await issueGrant(store);
+      expect(await store.revokeGrant(code.ref.grantId)).toBe(true);
+      expect(await store.revokeGrant(code.ref.grantId)).toBe(false);
+      expect(await store.revokeGrant(fresh('grant'))).toBe(false);
+    });
+
     it('makes a revoked grant\'s pending code unusable', async () => {
       const code = codeRecord(fresh('grant'));
       await store.saveCode(code);

@@ -51,9 +51,10 @@ export const upstreamStall = () => fakeUpstream(() => {});
 export const upstreamBusinessError = () =>
   fakeUpstream(reply(200, 'application/json', JSON.stringify({ code: 40004, message: 'bad thing', data: null })));
 
-/** A port nothing listens on: a server is started to get a free port, then closed. */
+/**
+ * A port nothing listens on: 1, below every range the system hands out, so no other test's server
+ * can take it over (a port freed by closing a server can be, while the files run two at a time).
+ */
 export async function upstreamUnreachable(): Promise<FakeUpstream> {
-  const served = await serve(() => {});
-  await served.close();
-  return { url: served.url, close: async () => {}, hits: () => 0, bodies: () => [] };
+  return { url: 'http://127.0.0.1:1', close: async () => {}, hits: () => 0, bodies: () => [] };
 }

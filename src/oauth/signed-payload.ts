@@ -14,8 +14,10 @@ export function unseal<T>(secret: Buffer, purpose: string, value: unknown, nowSe
   const dot = value.lastIndexOf('.');
   if (dot <= 0) return undefined;
   const body = value.slice(0, dot);
-  const given = Buffer.from(value.slice(dot + 1), 'base64url');
-  const expected = Buffer.from(mac(secret, body), 'base64url');
+  // The MAC's text is compared, not its decoded bytes: base64url decoding ignores a last
+  // character's spare bits, and only the one canonical spelling of the MAC is accepted.
+  const given = Buffer.from(value.slice(dot + 1));
+  const expected = Buffer.from(mac(secret, body));
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
   try {
     const parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as { _p?: string; _e?: number };

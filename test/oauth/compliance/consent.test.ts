@@ -60,7 +60,8 @@ describe.each(ADAPTER_NAMES)('consent on %s', (adapter) => {
       const tampered = [
         withPayload(transaction, (p) => (p.scope = ['openid', 'offline_access'])),
         withPayload(transaction, (p) => (p.redirectUri = 'http://127.0.0.1:9/evil')),
-        `${transaction.slice(0, -2)}AA`,
+        `${transaction.slice(0, -2)}${transaction.endsWith('AA') ? 'BA' : 'AA'}`,
+        `${transaction.slice(0, -1)}${String.fromCharCode(transaction.charCodeAt(transaction.length - 1) + 1)}`,
         transaction.split('.')[0]!,
         '',
       ];

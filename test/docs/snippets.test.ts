@@ -70,18 +70,21 @@ describe('extracting code blocks from Markdown', () => {
   });
 });
 
-// Each quick start is a process of its own on a port of its own, most of its time spent starting:
-// they run at once (up to vitest's maxConcurrency), alongside the type-check.
-describe('documentation snippets', { concurrent: true }, () => {
-  beforeAll(() => {
-    rmSync(OUT, { recursive: true, force: true });
-    mkdirSync(OUT, { recursive: true });
-  });
-
+describe('the documentation', () => {
   it('the README holds one quick start per framework, and the docs hold TypeScript to check', () => {
     expect(quickStarts.map(frameworkOf).sort()).toEqual(['connect', 'express', 'fastify', 'hono', 'koa']);
     expect(quickStarts.every((snippet) => snippet.file === 'README.md')).toBe(true);
     expect(typescript.filter((snippet) => snippet.file.startsWith('docs/')).length).toBeGreaterThan(10);
+  });
+});
+
+// Each quick start is a process of its own on a port of its own, most of its time spent starting:
+// they run at once (up to vitest's maxConcurrency), alongside the type-check, which holds the
+// event loop while it runs (every test here has a timeout that allows for it).
+describe('documentation snippets', { concurrent: true }, () => {
+  beforeAll(() => {
+    rmSync(OUT, { recursive: true, force: true });
+    mkdirSync(OUT, { recursive: true });
   });
 
   it('every TypeScript block type-checks against the sources', () => {

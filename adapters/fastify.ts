@@ -40,6 +40,22 @@ export interface FastifyPlatform {
 
 const NO_QUERY = new URLSearchParams();
 
+/**
+ * The path the guard counts a call under when it names no endpoint: the public path of the route
+ * Fastify matched, whatever prefix the host registered it under. For a route without parameters
+ * that is its own path, not the request's: Fastify's router also routes `/ping;x` to `/ping` (its
+ * `useSemicolonDelimiter`, on by default in Fastify 4) and `//ping` (`ignoreDuplicateSlashes`),
+ * and each such spelling would otherwise get an allowance of its own (docs/quota.md). A route
+ * with parameters, or a hook that runs without a route, counts the request's path.
+ */
+function countedPathOf(request: FastifyRequest): string {
+  const route = (request as { routeOptions?: { url?: unknown } }).routeOptions?.url;
+  if (typeof route === 'string' && route.startsWith('/') && !/[:*]/.test(route)) return route;
+  const url = request.url;
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
 function send(reply: FastifyReply, response: PlatformResponse): FastifyReply {
   // A refresh learns that its answer left once Node has written it (docs/oauth.md#tokens).
   if (response.onSent) reply.raw.once('finish', response.onSent);
@@ -149,10 +165,7 @@ export function courierPlatform(options?: CourierPlatformOptions<FastifyRequest>
     return (request, reply, done) => {
       let verdict: MaybePromise<GuardVerdict>;
       try {
-        const url = request.url;
-        const q = url.indexOf('?');
-        // The public path, whatever prefix the host registered the route under.
-        verdict = guard({ method: request.method, path: q === -1 ? url : url.slice(0, q), query: NO_QUERY, headers: request.headers, raw: request }, apiPath);
+        verdict = guard({ method: request.method, path: countedPathOf(request), query: NO_QUERY, headers: request.headers, raw: request }, apiPath);
       } catch (error) {
         return done(error as Error);
       }

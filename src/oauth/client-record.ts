@@ -34,6 +34,9 @@ function isSecureOrLoopback(value: string): boolean {
 }
 
 const clientId = z.string().min(1).max(200).regex(/^[\x20-\x7E]+$/, 'must be printable ASCII');
+
+/** Whether `value` could be the id of a client: one that is not names no client in any store. */
+export const isClientId = (value: string): boolean => clientId.safeParse(value).success;
 const secretHash = z.string().superRefine((value, ctx) => {
   const problem = secretHashProblem(value);
   if (problem) ctx.addIssue({ code: 'custom', message: problem });

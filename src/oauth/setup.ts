@@ -8,7 +8,7 @@ import { isPlainObject } from '../core/plain-object.js';
 import type { RouteDoc } from '../core/route-doc.js';
 import type { Namespace, Route } from '../core/router.js';
 import type { StoreConnection } from '../core/store-connection.js';
-import { createStoreGuard, type StoreGuard } from '../core/store-guard.js';
+import { createStoreGuard } from '../core/store-guard.js';
 import type { Telemetry } from '../core/telemetry.js';
 import { authorizeDoc, consentDoc, handleAuthorize, handleConsent } from './authorize.js';
 import { clientAuthFailureLimits } from './client-auth.js';
@@ -23,7 +23,7 @@ import { createMemoryOAuthStore } from './store/memory.js';
 import { startup } from './startup.js';
 import { composeOAuthStore } from './store-pipeline.js';
 import type { AccessTokenRecord, OAuthStore } from './store/types.js';
-import { createFailureThrottle, ReservationFailedError, type FailureThrottle, type ThrottledAttempt } from './throttle.js';
+import { createFailureThrottle, guardedThrottle } from './throttle.js';
 import { handleIntrospect, introspectDoc } from './introspection.js';
 import { handleRevoke, revokeDoc } from './revocation.js';
 import { handleToken, tokenDoc } from './token-endpoint.js';
@@ -102,45 +102,6 @@ function withTokenMetrics(emit: EmitEvent, telemetry: Telemetry): EmitEvent {
   return (event) => {
     if (event.grantType && (event.type === 'token.issued' || event.type === 'token.refreshed')) telemetry.tokenIssued(event.grantType);
     emit(event);
-  };
-}
-
-/**
- * The throttle's counters live in the same store: its calls get the same deadline and outage log.
- * A reservation the outage kept from being given back (or that landed after its deadline) is given
- * back when the store is back, so an outage does not count as failed authentications and lock the
- * client out. On a pool an attempt is one store call: it starts once the pool's local queue gives
- * it a connection, so its deadline counts the store's time, not the wait in line, and one shed by a
- * full queue is load (store_busy), not an outage. Its counter queries run one after another, one
- * connection at a time.
- */
-function guardedThrottle(throttle: FailureThrottle, guard: StoreGuard): FailureThrottle {
-  const releaseWhenBack = (release: () => Promise<void>, tries: number): Promise<void> =>
-    guard.run(release).catch((error: unknown) => {
-      if (tries > 1) guard.whenBack(() => void releaseWhenBack(release, tries - 1).catch(() => undefined));
-      throw error;
-    });
-  return {
-    attempt(names) {
-      const abandoned = new AbortController();
-      // Nothing reaches the store before the guard lets the call start.
-      let started: Promise<ThrottledAttempt> | undefined;
-      return guard.run(() => (started = throttle.attempt(names, abandoned.signal))).then(
-        (attempt) => ({ retryAfter: attempt.retryAfter, release: () => releaseWhenBack(() => attempt.release(), 5) }),
-        (error: unknown) => {
-          abandoned.abort(error);
-          // Late, or failed part-way (a client may queue commands until it reconnects): nobody
-          // was answered for this attempt, so whatever it reserved is given back.
-          started
-            ?.then(
-              (late) => releaseWhenBack(() => late.release(), 5),
-              (failed: unknown) => (failed instanceof ReservationFailedError ? releaseWhenBack(failed.release, 5) : undefined),
-            )
-            .catch(() => undefined);
-          throw error;
-        },
-      );
-    },
   };
 }
 

@@ -3,7 +3,7 @@ import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, type RateLimi
 import { countedAddress } from '../core/client-address.js';
 import { configurationError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
-import { createStoreGuard } from '../core/store-guard.js';
+import { createStoreGuard, type StoreGuard } from '../core/store-guard.js';
 import type { StoreConnection } from '../core/store-connection.js';
 import type { PostgresOAuthStore, PostgresRateLimitStore } from './store/postgres.js';
 import type { RedisOAuthStore, RedisRateLimitStore } from './store/redis.js';
@@ -198,6 +198,48 @@ export class ReservationFailedError extends Error {
   }
 }
 
+/**
+ * The throttle's counters live in the platform's store: its calls get the store's deadline and
+ * outage log (docs/stores.md#deadlines-and-outages). A reservation the outage kept from being
+ * given back (or that landed after its deadline) is given back when the store is back, so an
+ * outage does not count as failures and lock anyone out. On a pool an attempt is one store call:
+ * it starts once the pool's local queue gives it a connection, so its deadline counts the store's
+ * time, not the wait in line, and one shed by a full queue is load (store_busy), not an outage.
+ * Its counter queries run one after another, one connection at a time. `failures` says how a
+ * failed call rejects: `'unavailable'` as a 503 StoreUnavailableError (the platform's endpoints),
+ * `'as-is'` with the guard's StoreTimeoutError, StoreFailedError or StoreBusyError.
+ */
+export function guardedThrottle(throttle: FailureThrottle, guard: StoreGuard, failures: 'unavailable' | 'as-is' = 'unavailable'): FailureThrottle {
+  const call = <T>(work: () => Promise<T>): Promise<T> => (failures === 'unavailable' ? guard.run(work) : guard.ask(() => work()));
+  const releaseWhenBack = (release: () => Promise<void>, tries: number): Promise<void> =>
+    call(release).catch((error: unknown) => {
+      if (tries > 1) guard.whenBack(() => void releaseWhenBack(release, tries - 1).catch(() => undefined));
+      throw error;
+    });
+  return {
+    attempt(names) {
+      const abandoned = new AbortController();
+      // Nothing reaches the store before the guard lets the call start.
+      let started: Promise<ThrottledAttempt> | undefined;
+      return call(() => (started = throttle.attempt(names, abandoned.signal))).then(
+        (attempt) => ({ retryAfter: attempt.retryAfter, release: () => releaseWhenBack(() => attempt.release(), 5) }),
+        (error: unknown) => {
+          abandoned.abort(error);
+          // Late, or failed part-way (a client may queue commands until it reconnects): nobody
+          // was answered for this attempt, so whatever it reserved is given back.
+          started
+            ?.then(
+              (late) => releaseWhenBack(() => late.release(), 5),
+              (failed: unknown) => (failed instanceof ReservationFailedError ? releaseWhenBack(failed.release, 5) : undefined),
+            )
+            .catch(() => undefined);
+          throw error;
+        },
+      );
+    },
+  };
+}
+
 export interface LoginAttempt {
   /** 0 when the password may be checked; otherwise the seconds to wait (answer 429 with Retry-After). */
   readonly retryAfter: number;
@@ -224,8 +266,9 @@ export interface LoginThrottleOptions {
    * The platform's OAuth store: on a Redis or PostgreSQL store the counts live there, shared by
    * every process on it. Default: in process memory. On PostgreSQL each count waits for its
    * connection in the pool's local queue (docs/stores.md#the-local-queue); past its bound
-   * `attempt()` rejects with a StoreBusyError, and with a StoreTimeoutError when the store does
-   * not answer a count by its deadline.
+   * `attempt()` rejects with a StoreBusyError. On either, `attempt()` rejects with a
+   * StoreTimeoutError when the store does not answer by its deadline (1 s, docs/stores.md#deadlines-and-outages),
+   * and with a StoreFailedError when it fails.
    */
   store?: OAuthStore;
 }
@@ -268,12 +311,15 @@ const LOGIN_COUNT_TIMEOUT_MS = 1000;
  */
 export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginThrottle {
   const lane = (options.store as { connection?: StoreConnection } | undefined)?.connection?.lane;
+  const onRedis = (options.store as Partial<RedisOAuthStore> | undefined)?.rateLimitStore?.kind === 'redis';
   // A count holds one of the pool's connections: without a deadline, a store that hangs would keep
   // them all for logins, and the platform's calls would wait in the queue for its bound without
   // ever reaching the store to find it down. With the platform's default deadline a hung count
   // gives its place back and the outage is seen and answered 503 (docs/stores.md#the-local-queue).
-  const guard = lane && createStoreGuard({ name: 'login throttle (OAuth store)', timeoutMs: LOGIN_COUNT_TIMEOUT_MS, logger: silentLogger, lane });
-  const throttle = createFailureThrottle({
+  // On Redis a client waits for a store that stopped answering as long as it stays silent (its
+  // offline queue, a partition): without the deadline the host's login page would hang as long.
+  const guard = lane || onRedis ? createStoreGuard({ name: 'login throttle (OAuth store)', timeoutMs: LOGIN_COUNT_TIMEOUT_MS, logger: silentLogger, lane }) : undefined;
+  const counting = createFailureThrottle({
     failures: {
       [ADDRESS]: positiveInteger(options.addressFailures ?? 100, 'addressFailures'),
       [ADDRESS_AND_USER]: positiveInteger(options.failures ?? 5, 'failures'),
@@ -282,8 +328,10 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
     name: 'login',
     store: options.store,
     // On a pool, each count waits for its connection in the pool's local queue like every store call of the platform.
-    ...(guard ? { connection: <T>(query: () => Promise<T>) => guard.ask(() => query()) } : {}),
+    ...(lane && guard ? { connection: <T>(query: () => Promise<T>) => guard.ask(() => query()) } : {}),
   });
+  // On Redis nothing queues locally (one connection carries every call): the attempt as a whole has the deadline.
+  const throttle = !lane && guard ? guardedThrottle(counting, guard, 'as-is') : counting;
   return {
     async attempt(username, ip) {
       const address = countedAddress(stringArgument(ip, 'ip'));
@@ -295,7 +343,7 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
       ];
       const attempt = await throttle.attempt(keys).catch((error: unknown) => {
         // Nobody is answered for an attempt the store failed part-way: what it reserved goes back,
-        // and the caller sees the store's error (on a pool a StoreBusyError, StoreTimeoutError or StoreFailedError).
+        // and the caller sees the store's error (on Redis and PostgreSQL a StoreTimeoutError or StoreFailedError, on a pool a StoreBusyError too).
         if (!(error instanceof ReservationFailedError)) throw error;
         error.release().catch(() => undefined);
         throw error.cause;

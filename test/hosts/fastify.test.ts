@@ -12,16 +12,22 @@ import { silentLogger } from '../../src/core/logger.js';
 import { fastifyListener } from '../support/apps.js';
 import { SANDBOX_APP } from '../support/courier.js';
 import { serve, type Served } from '../support/net.js';
-import { CONFIDENTIAL, cheapClients, sharedSigningKey } from '../support/oauth.js';
+import { CONFIDENTIAL, cheapClients, SERVICE, sharedSigningKey } from '../support/oauth.js';
+
+/** Fastify's router switches that route other spellings of a path to its route (Fastify 4 has them at the top level). */
+interface RouterSwitches {
+  useSemicolonDelimiter?: boolean;
+  ignoreDuplicateSlashes?: boolean;
+}
 
 interface Major {
   name: string;
-  create(options?: { trustProxy?: boolean }): FastifyInstance;
+  create(options?: { trustProxy?: boolean; router?: RouterSwitches }): FastifyInstance;
 }
 // Fastify 4's instance differs from 5's in types only, for what these tests use.
 const MAJORS: Major[] = [
-  { name: 'fastify 5', create: (options) => Fastify(options) },
-  { name: 'fastify 4', create: (options) => Fastify4(options) as unknown as FastifyInstance },
+  { name: 'fastify 5', create: ({ router, ...options } = {}) => Fastify({ ...options, ...(router ? { routerOptions: router } : {}) }) },
+  { name: 'fastify 4', create: ({ router, ...options } = {}) => Fastify4({ ...options, ...router }) as unknown as FastifyInstance },
 ];
 
 const courier = { credentials: { ...SANDBOX_APP } };
@@ -112,6 +118,29 @@ describe.each(MAJORS)('the Fastify plugin on $name', ({ create }) => {
     expect(res.headers['www-authenticate']).toMatch(/^Bearer /);
     expect(res.body.code).toBe(1);
     expect(ran).toBe(false);
+  });
+
+  it("counts a call under the path of the route Fastify matched: '/ping;x' and '//ping', which its router switches route to '/ping', get no allowance of their own", async () => {
+    const app = create({ router: { useSemicolonDelimiter: true, ignoreDuplicateSlashes: true } });
+    const platform = courierPlatform({ logger: silentLogger, courier: false, quota: { defaults: { minute: 1 } }, oauth: { clients: await cheapClients(), signingKeys: [await sharedSigningKey()] } });
+    app.register(platform);
+    let ran = 0;
+    app.get('/openapi/v1/ping', { preHandler: platform.quota() }, async () => {
+      ran += 1;
+      return 'pong';
+    });
+    await platform.platform.ready();
+    const { server } = await start(app);
+    const issued = await request(server).post('/oauth/token').auth(SERVICE.id, SERVICE.secret).type('form').send({ grant_type: 'client_credentials' });
+    expect(issued.status, JSON.stringify(issued.body)).toBe(200);
+    const call = (path: string) => request(server).get(path).set('authorization', `Bearer ${issued.body.access_token}`);
+    expect((await call('/openapi/v1/ping')).status).toBe(200);
+    for (const path of ['/openapi/v1/ping;a', '/openapi/v1/ping;b', '//openapi/v1/ping', '/openapi//v1//ping']) {
+      const res = await call(path);
+      expect(res.status, path).toBe(429);
+      expect(res.body.data.api_path).toBe('/openapi/v1/ping');
+    }
+    expect(ran).toBe(1);
   });
 
   it('two platforms mount under two prefixes of one app', async () => {

@@ -15,7 +15,7 @@ import { createMemoryOAuthStore, type OAuthStore } from '../../src/oauth/store/i
 import { postFormFrom, type Answer } from '../support/from-address.js';
 import { cheapClients, oauthTestOptions } from '../support/oauth.js';
 import { describePostgres, describeRedis } from '../support/services.js';
-import { ADAPTER_NAMES, basic, closeHosts, CONFIDENTIAL, pkcePair, PUBLIC, SERVICE, startHost, type AdapterName, type Client, type TestHost } from './compliance/helpers.js';
+import { ADAPTER_NAMES, basic, closeHosts, CONFIDENTIAL, expectErrorPage, pkcePair, PUBLIC, SERVICE, startHost, type AdapterName, type Client, type TestHost } from './compliance/helpers.js';
 import { memoryStores, postgresStores, redisStores, type StoreFactory } from './shared-stores.js';
 
 const LIMIT = 10;
@@ -223,6 +223,25 @@ function bruteForceSuite(makeStores: () => StoreFactory, adapters: readonly Adap
   it('RFC 6749 2.3.1 / 5.2: 200 concurrent attempts with an unknown client id get the same answers: 10 checks, then 429', async () => {
     const host = await burstHostOn('koa', stores.open());
     expect(tally(await concurrently(BURST, (i) => attempt(host, GUESSER, `${WRONG}-${i}`, 'no-such-client')))).toEqual({ 401: LIMIT, 429: BURST - LIMIT });
+  });
+
+  it('RFC 6749 2.3.1 / 5.2: client ids no client can have (a NUL, other control characters, non-ASCII, 201 characters) are unknown clients: 401 invalid_client at the token, revocation and introspection endpoints, an error page at authorize, never a 503', async () => {
+    const host = await sequentialHostOn('koa', stores.open());
+    // PostgreSQL text cannot hold a NUL: asked for such an id, it answers an error, not "none".
+    const ids = ['rp\u0000client', `${CONFIDENTIAL.id}\u0000`, 'rp\u007fclient', 'klïent', 'x'.repeat(201)];
+    for (const id of ids) {
+      for (const path of ['/oauth/token', '/oauth/revoke', '/oauth/introspect']) {
+        const basicAuth = await postFormFrom(GUESSER, `${host.origin}${path}`, { grant_type: 'refresh_token', refresh_token: 'x', token: 'x' }, { authorization: basic(id, WRONG) });
+        expect(basicAuth.status, `${path} ${JSON.stringify(id)}: ${JSON.stringify(basicAuth.body)}`).toBe(401);
+        expect(basicAuth.body.error).toBe('invalid_client');
+        const publicId = await postFormFrom(GUESSER, `${host.origin}${path}`, { grant_type: 'refresh_token', refresh_token: 'x', token: 'x', client_id: id });
+        expect(publicId.status, `${path} ${JSON.stringify(id)}: ${JSON.stringify(publicId.body)}`).toBe(401);
+      }
+      // An unknown client: an error page, never a redirect (RFC 6749 4.1.2.1).
+      expectErrorPage(await host.authorize({ client_id: id }, { user: 'alice' }));
+    }
+    // Authenticated (the grant is what fails): 400 invalid_grant.
+    expect((await attempt(host, LEGITIMATE, CONFIDENTIAL.secret)).status).toBe(400);
   });
 
   it("RFC 6749 10.10: the real client's successes between guesses neither reset the guesser's count nor lock the real client out", async () => {

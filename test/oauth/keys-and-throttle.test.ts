@@ -2,7 +2,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../src/core/errors.js';
 import { oauthMigrationSql, createRedisOAuthStore, type RedisLike } from '../../src/oauth/store/index.js';
 import { createFailureThrottle, createLoginThrottle, type LoginThrottle } from '../../src/oauth/throttle.js';
-import { describePostgres, describeRedis } from '../support/services.js';
+import { Redis } from 'ioredis';
+import { StoreTimeoutError } from '../../src/core/store-errors.js';
+import { describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
+import { hostPort, startTcpProxy, viaProxy } from '../support/tcp-proxy.js';
 import { memoryStores, postgresStores, redisStores, type StoreFactory } from './shared-stores.js';
 
 /** `failures` attempts at once: how many may check the password, and what the rest must wait. */
@@ -236,6 +239,38 @@ describeRedis('createLoginThrottle on the Redis OAuth store', () => {
       }
     } finally {
       await stores.close();
+    }
+  });
+  it('a Redis that stops answering (a partition, ioredis defaults as docs/deployment.md has them) rejects attempt() with a StoreTimeoutError at its deadline, never hangs, and counts again once it answers', async () => {
+    const proxy = await startTcpProxy(hostPort(redisUrl!, 6379));
+    const client = new Redis(viaProxy(redisUrl!, proxy), { retryStrategy: () => 50, connectTimeout: 500 });
+    client.on('error', () => {});
+    const prefix = `${uniqueName('login_partition')}:`;
+    try {
+      const logins = createLoginThrottle({ store: createRedisOAuthStore({ client, prefix }) });
+      expect((await logins.attempt('demo', '192.0.2.1')).retryAfter).toBe(0);
+      proxy.partition();
+      const started = performance.now();
+      // Bounded: without a deadline the attempt waits for as long as the partition lasts.
+      const answer = await Promise.race([
+        logins.attempt('demo', '192.0.2.2').then(
+          () => 'counted',
+          (error: unknown) => error,
+        ),
+        new Promise((resolve) => setTimeout(() => resolve('still waiting'), 5000).unref()),
+      ]);
+      expect(answer).toBeInstanceOf(StoreTimeoutError);
+      // Twice the 1 s deadline of a store that answers nothing (docs/stores.md#deadlines-and-outages).
+      expect(performance.now() - started).toBeLessThan(4000);
+      proxy.resume();
+      expect((await logins.attempt('demo', '192.0.2.3')).retryAfter).toBe(0);
+    } finally {
+      client.disconnect();
+      await proxy.close();
+      const direct = new Redis(redisUrl!);
+      const [, keys] = await direct.scan('0', 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      if (keys.length > 0) await direct.del(...keys);
+      await direct.quit();
     }
   });
 });

@@ -59,6 +59,8 @@ function toFieldIssues(issue: Issue, input: unknown, unknownField: UnknownField,
       }));
     case 'invalid_type':
       if (issue.expected === 'int') return [{ field, rule: 'integer', message: 'must be an integer' }];
+      // A record is what a caller writes as an object: `{ ... }`.
+      if (issue.expected === 'record') return [{ field, rule: 'type', message: 'must be an object' }];
       return [{ field, rule: 'type', message: `must be ${issue.expected === 'array' || issue.expected === 'object' ? 'an' : 'a'} ${issue.expected}` }];
     case 'invalid_value':
       return [{ field, rule: 'enum', message: `must be one of ${describeValues(issue.values)}` }];

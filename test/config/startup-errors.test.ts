@@ -82,6 +82,7 @@ describe.each(FACTORIES)('courierPlatform() on %s refuses a bad configuration at
     ['a public client with a secret', async () => ({ oauth: { clients: [client({ public: true, secret: CONFIDENTIAL.secret })] } }), 'oauth.clients[0].public', /a public client has none/],
     ['an upstream URL that is not http(s)', async () => ({ courier: { upstreamUrl: 'ftp://courier.example' } }), 'courier.upstreamUrl', /http\(s\)/],
     ['a quota rule without its clientId', async () => ({ quota: { rules: [{ scope: 'client', apiPath: '/openapi/v1/orders' }] } }), 'quota.rules[0].clientId', /needs a clientId/],
+    ['an API document path item that is not an object', async () => ({ apiDocument: { paths: { '/openapi/v1/orders': 'get' } } }) as unknown as CourierPlatformOptions, 'apiDocument.paths./openapi/v1/orders', /: must be an object$/],
     ['a quota rule whose path lacks its leading slash', async () => ({ quota: { rules: [{ scope: 'global', apiPath: 'openapi/v1/orders', minute: 10 }] } }), 'quota.rules[0].apiPath', /must start with "\/"/],
     ['a quota rule of an unknown scope', async () => ({ quota: { rules: [{ scope: 'app', apiPath: '/openapi/v1/orders' }] } }) as unknown as CourierPlatformOptions, 'quota.rules[0].scope', /must be one of "client", "global"/],
     ['one quota rule without the list around it', async () => ({ quota: { rules: { scope: 'global', apiPath: '/openapi/v1/orders' } } }) as unknown as CourierPlatformOptions, 'quota.rules', /must be an array of rules or a rule source/],

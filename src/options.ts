@@ -114,23 +114,34 @@ function checkBasePaths(options: ResolvedPlatformOptions): void {
   }
 }
 
+/** `app.use(courierPlatform())`: what the Node frameworks and Hono take. */
+const MOUNT_CALLED = 'write app.use(courierPlatform()), not app.use(courierPlatform)';
+
 /**
- * What a framework passes to a middleware: a Node request (Express, Connect) or a Koa context.
- * The factory receives one when it is mounted without being called.
+ * What a framework passes to a middleware or a fetch server to its handler: a Node request
+ * (Express, Connect), a Koa or Hono context, a fetch `Request`. The factory receives one when it
+ * is mounted without being called; the answer is what it received and what to write instead.
  */
-function frameworkArgument(value: unknown): string | undefined {
+function frameworkArgument(value: unknown): { received: string; write: string } | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const has = (name: string) => name in value && (value as Record<string, unknown>)[name] !== undefined;
-  if (has('req') && has('res') && has('request') && has('response')) return 'a Koa context';
-  if (has('headers') && has('method') && has('socket')) return 'an HTTP request';
+  if (has('req') && has('res') && has('request') && has('response')) return { received: 'a Koa context', write: MOUNT_CALLED };
+  if (has('headers') && has('method') && has('socket')) return { received: 'an HTTP request', write: MOUNT_CALLED };
+  if (typeof Request === 'function') {
+    // Hono's context holds the fetch Request as `c.req.raw`.
+    if (has('req') && (value as { req: { raw?: unknown } }).req.raw instanceof Request) return { received: 'a Hono context', write: MOUNT_CALLED };
+    if (value instanceof Request) {
+      return { received: 'a fetch Request', write: 'create the handler once, const platform = courierPlatform(), and call it for each request, await platform(request, info)' };
+    }
+  }
   return undefined;
 }
 
 /** Checks options once, at the factory: a typo or a bad value throws a ConfigurationError naming it. */
 export function checkOptions<Req>(options: CourierPlatformOptions<Req> | undefined): ResolvedPlatformOptions {
-  const received = frameworkArgument(options);
-  if (received) {
-    throw configurationError('invalid_option', 'options', `is ${received}: courierPlatform was mounted without being called; write app.use(courierPlatform()), not app.use(courierPlatform)`);
+  const mistake = frameworkArgument(options);
+  if (mistake) {
+    throw configurationError('invalid_option', 'options', `is ${mistake.received}: courierPlatform was mounted without being called; ${mistake.write}`);
   }
   const parsed = parseConfig(platformOptionsSchema, options ?? {}, 'invalid_option');
   // Without a choice, quotas follow the OAuth server: its tokens are what identifies an application.

@@ -1,6 +1,8 @@
 /**
  * "Did you mean `publicUrl`?" for a misspelt option: the known keys where the unknown one sits,
- * read from the schema itself, and the closest of them when it is close enough to be a typo.
+ * read from the schema itself, and the closest of them when it is close enough to be a typo. And
+ * "did you mean `oauth.publicUrl`?" for an option written at the wrong level: a known key of
+ * another object of the schema, by the same name.
  */
 import type { z } from 'zod';
 
@@ -57,4 +59,56 @@ export function closestKey(schema: z.core.$ZodType, path: readonly PropertyKey[]
     if (close && (!best || d < best.distance)) best = { key: candidate, distance: d };
   }
   return best?.key;
+}
+
+/** How deep `placesOf` looks below the object it starts from, so a search stays small and finite. */
+const MAX_DEPTH = 5;
+/** How many places one message names: `basePath` at the top is an option of four parts. */
+const MAX_PLACES = 4;
+
+/**
+ * Every path below `def` (rendered `clients[].id`) whose last key is `key`, case aside, with the
+ * number of objects it goes through.
+ */
+function keysBelow(schema: z.core.$ZodType, key: string, trail: string, depth: number, found: Map<string, number>): void {
+  if (depth > MAX_DEPTH) return;
+  const def = defOf(schema);
+  const inner = def.innerType ?? def.in;
+  if (inner) return keysBelow(inner, key, trail, depth, found);
+  if (def.type === 'union') {
+    for (const option of def.options ?? []) keysBelow(option, key, trail, depth, found);
+    return;
+  }
+  if (def.type === 'array' && def.element) return keysBelow(def.element, key, `${trail}[]`, depth, found);
+  if (def.type !== 'object') return;
+  for (const [name, child] of Object.entries(def.shape ?? {})) {
+    const path = trail ? `${trail}.${name}` : name;
+    if (name.toLowerCase() === key.toLowerCase() && !found.has(path)) found.set(path, depth);
+    keysBelow(child, key, path, depth + 1, found);
+  }
+}
+
+/**
+ * Where an option written at the wrong level belongs: the paths, from the schema's root, of the
+ * known keys named `key` (case aside) below the object at `path` (`courier: { appId }` is
+ * `courier.credentials.appId`), or, `anywhere`, in the whole schema (`oauth: { timeZone }` is
+ * `quota.timeZone`). The shallowest, at most four; empty when the name is known nowhere there.
+ */
+export function placesOf(
+  schema: z.core.$ZodType,
+  path: readonly PropertyKey[],
+  key: string,
+  within: 'below' | 'anywhere',
+  render: (path: readonly PropertyKey[]) => string,
+): string[] {
+  const found = new Map<string, number>();
+  if (within === 'anywhere') keysBelow(schema, key, '', 0, found);
+  else {
+    const base = render(path);
+    for (const def of objectsAt(schema, path)) {
+      for (const [name, child] of Object.entries(def.shape ?? {})) keysBelow(child, key, base ? `${base}.${name}` : name, 1, found);
+    }
+  }
+  const shallowest = Math.min(...found.values());
+  return [...found].filter(([, depth]) => depth === shallowest).map(([place]) => place).slice(0, MAX_PLACES);
 }

@@ -22,11 +22,15 @@ export const httpUrlOption = z.url({ protocol: /^https?$/, error: 'must be an ab
  * An object with these methods (a store, a rule source): checked by shape, so any implementation
  * fits. `instead` may name what the value is and what to write, for a likely mix-up (a database
  * client given where a store belongs).
+ *
+ * A value without the methods ends the check (`continue: false`), as a wrong type does: in a
+ * union (`rules: [...] | RuleSource`) a refinement that let it go on would be the one branch zod
+ * reports, and a rule list with one bad field would read "must be a rule source".
  */
 export function objectWith<T>(methods: readonly string[], what: string, instead?: (value: unknown) => string | undefined) {
   return z.custom<T>().superRefine((value, ctx) => {
     const fits = typeof value === 'object' && value !== null && methods.every((m) => typeof (value as Record<string, unknown>)[m] === 'function');
-    if (!fits) ctx.addIssue({ code: 'custom', message: instead?.(value) ?? `must be ${what} (with ${methods.map((m) => `${m}()`).join(', ')})` });
+    if (!fits) ctx.addIssue({ code: 'custom', message: instead?.(value) ?? `must be ${what} (with ${methods.map((m) => `${m}()`).join(', ')})`, continue: false });
   });
 }
 

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { closestKey } from './did-you-mean.js';
+import { closestKey, placesOf } from './did-you-mean.js';
 import { ConfigurationError, ValidationError, type ConfigurationErrorCode, type FieldIssue } from './errors.js';
 
 /** Renders a zod path the way a caller writes it: `goods[0].goodsName`. */
@@ -59,6 +59,8 @@ function toFieldIssues(issue: Issue, input: unknown, unknownField: UnknownField,
       }));
     case 'invalid_type':
       if (issue.expected === 'int') return [{ field, rule: 'integer', message: 'must be an integer' }];
+      // A record is what a caller writes as an object: `{ ... }`.
+      if (issue.expected === 'record') return [{ field, rule: 'type', message: 'must be an object' }];
       return [{ field, rule: 'type', message: `must be ${issue.expected === 'array' || issue.expected === 'object' ? 'an' : 'a'} ${issue.expected}` }];
     case 'invalid_value':
       return [{ field, rule: 'enum', message: `must be one of ${describeValues(issue.values)}` }];
@@ -109,8 +111,16 @@ export function parseConfig<S extends z.ZodType>(schema: S, input: unknown, code
   const unknown = code === 'invalid_option' ? 'is not an option' : 'is not a known field';
   const unknownField = (path: readonly PropertyKey[], key: string) => {
     const meant = closestKey(schema, path, key);
-    if (meant !== undefined) return `${unknown}; did you mean \`${meant}\`?`;
-    return code === 'invalid_option' ? `${unknown} (check the spelling)` : unknown;
+    const here = meant === undefined ? undefined : `${unknown}; did you mean \`${meant}\`?`;
+    const placed = (within: 'below' | 'anywhere') => {
+      const places = placesOf(schema, path, key, within, (at) => fieldPath(at, '')).map((place) => `\`${joinField(prefix, place)}\``);
+      if (places.length === 0) return undefined;
+      return `${unknown} here; did you mean ${places.length === 1 ? places[0] : `${places.slice(0, -1).join(', ')} or ${places.at(-1)}`}?`;
+    };
+    // The likeliest first: a difference of case here, the name inside this object (`courier: { appId }`),
+    // a typo of a name here (`scope` for `scopes`), the name elsewhere (`oauth: { timeZone }`).
+    if (meant !== undefined && meant.toLowerCase() === key.toLowerCase()) return here as string;
+    return placed('below') ?? here ?? placed('anywhere') ?? (code === 'invalid_option' ? `${unknown} (check the spelling)` : unknown);
   };
   const result = schema.safeParse(input);
   if (result.success) return result.data;

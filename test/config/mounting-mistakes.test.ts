@@ -1,18 +1,22 @@
 /**
  * Two ways of mounting the platform that look right and are not, each answered with what to write
- * instead: the factory handed to `app.use()` without being called, and an `oauth.publicUrl`
+ * instead: the factory handed to `app.use()` (or to a fetch server) without being called, and an `oauth.publicUrl`
  * without the path the platform is mounted under (discovery would advertise 404s).
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
 import connect from 'connect';
 import express from 'express';
 import express4 from 'express4';
+import { Hono, type MiddlewareHandler } from 'hono';
 import Koa from 'koa';
 import mount from 'koa-mount';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { courierPlatform as connectPlatform } from '../../adapters/connect.js';
 import { courierPlatform as expressPlatform } from '../../adapters/express.js';
+import { courierPlatform as fetchPlatform } from '../../adapters/fetch.js';
+import { courierPlatform as honoPlatform } from '../../adapters/hono.js';
 import { courierPlatform as koaPlatform } from '../../adapters/koa.js';
 import type { CourierPlatformOptions } from '../../src/options.js';
 import { capturingLogger } from '../support/logger.js';
@@ -69,6 +73,16 @@ const UNCALLED: [string, () => RequestListener][] = [
       return app;
     },
   ],
+  [
+    'hono (@hono/node-server)',
+    () => {
+      const app = new Hono();
+      app.onError((error, c) => c.text(error.message, 500));
+      // TypeScript refuses this one; a JavaScript host writes it.
+      app.use(honoPlatform as unknown as MiddlewareHandler);
+      return getRequestListener(app.fetch);
+    },
+  ],
 ];
 
 describe.each(UNCALLED)('app.use(courierPlatform) without the call, on %s', (_, build) => {
@@ -78,6 +92,23 @@ describe.each(UNCALLED)('app.use(courierPlatform) without the call, on %s', (_, 
     expect(res.text).toContain('write app.use(courierPlatform())');
     expect(res.text).toContain('mounted without being called');
     expect(res.text).not.toContain('is not an option');
+  });
+});
+
+describe('the fetch handler passed to a server without the call', () => {
+  it('fails each request with the lines to write, not a list of Request fields', async () => {
+    // `Bun.serve({ fetch: courierPlatform })`, `serve({ fetch: courierPlatform })`: the server calls it with a request.
+    const serve = { fetch: fetchPlatform as unknown as (request: Request, info?: unknown) => Promise<Response | undefined> };
+    const failure = await Promise.resolve()
+      .then(() => serve.fetch(new Request('http://127.0.0.1/oauth/.well-known/openid-configuration'), {}))
+      .then(
+        () => undefined,
+        (error: unknown) => error as Error,
+      );
+    expect(failure?.message).toContain('is a fetch Request: courierPlatform was mounted without being called');
+    expect(failure?.message).toContain('const platform = courierPlatform()');
+    expect(failure?.message).toContain('await platform(request, info)');
+    expect(failure?.message).not.toContain('is not an option');
   });
 });
 

@@ -3,7 +3,8 @@
  * against the sources (a block marked `<!-- snippet: no-check -->` is skipped), and the README's
  * quick starts (marked `<!-- snippet: quick-start -->`) are run as a user runs them after pasting:
  * `npx tsx server.ts`, then `curl /courier/get_express_type`; and on a port that is taken, they
- * stop with the error rather than report that they listen.
+ * stop with the error rather than report that they listen. What they import, the README's install
+ * lines name.
  */
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -91,6 +92,16 @@ describe('documentation snippets', { concurrent: true }, () => {
     const checked = typescript.filter((snippet) => !snippet.marks.includes('no-check'));
     expect(typeCheckSnippets(checked, OUT, ROOT)).toEqual([]);
   }, 240_000);
+
+  it("names every package a quick start imports in the README's install lines", () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const install = extractSnippets('README.md', readme).find((snippet) => snippet.language === 'sh' && snippet.code.includes('npm install courier-platform'));
+    const installed = new Set((install?.code ?? '').split('\n').flatMap((line) => line.replace(/^npm install\s+/, '').split(/[\s,:;]+/)));
+    const imported = quickStarts.flatMap((snippet) => [...snippet.code.matchAll(/from '([^']+)'/g)].map((match) => match[1] as string));
+    const packages = [...new Set(imported.filter((name) => !name.startsWith('node:') && !name.startsWith('courier-platform')))];
+    expect(packages.length).toBeGreaterThan(4);
+    expect(packages.filter((name) => !installed.has(name))).toEqual([]);
+  });
 
   describe.each(quickStarts.map((snippet) => [frameworkOf(snippet), snippet] as const))('the %s quick start', (framework, snippet) => {
     it('starts, and answers GET /courier/get_express_type with HTTP 200 and code 0', async () => {

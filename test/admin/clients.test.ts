@@ -4,7 +4,7 @@
  * clients stay read-only. On every adapter with the memory store, and with two platforms on one
  * Redis or PostgreSQL store (what one process changes, the other sees).
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { OAuthStore } from '../../src/oauth/store/types.js';
 import { ADAPTER_NAMES, closeHosts, CONFIDENTIAL, SERVICE, startHost, testClock, type Client, type TestHost } from '../oauth/compliance/helpers.js';
 import { postgresStores, redisStores, type StoreFactory } from '../oauth/shared-stores.js';
@@ -259,8 +259,11 @@ function twoProcesses(label: string, factory: () => StoreFactory) {
   describe(`admin clients on a shared ${label} store`, () => {
     const stores = factory();
     afterAll(() => stores.close());
-    // Both processes share one clock; it starts at the wall clock's time because the stores keep their own.
-    const clock = testClock(Date.now());
+    // Both processes share one clock. Each test starts it at the wall clock's time, because the
+    // stores keep their own: a clock set when the file was collected would be behind by the time
+    // the earlier tests took, and a code issued by it could be already expired for the store.
+    let clock = testClock(Date.now());
+    beforeEach(() => void (clock = testClock(Date.now())));
     const start = (store: OAuthStore) => startHost('express', { clock, oauth: { store }, platform: { admin: { token: TOKEN } } });
 
     /** Client authentication passes (a refusal is 401, or 429 once the refusals reach the brute-force limit). */

@@ -6,9 +6,8 @@
  *   the store's connections (store-lane.ts), or when a store that batches calls says it sent one.
  * - Late is not failing. A call with no answer at its deadline keeps waiting while the store
  *   answers other calls: it fails with a StoreTimeoutError only once it has waited twice its
- *   deadline, with this process free to read an answer all that time (loopIdleMs), and the store
- *   has answered no call for as long (it is silent, not slow), or after LATE_LIMIT deadlines
- *   whatever else happens. A call that fails that way, or with an
+ *   deadline and the store has answered no call for as long (it is silent, not slow), or
+ *   after LATE_LIMIT deadlines whatever else happens. A call that fails that way, or with an
  *   error, starts an outage; during an outage a call fails at its deadline, and the calls still
  *   waiting fail at once.
  * - One warning when an outage starts and one notice when a call issued after it succeeds,
@@ -22,17 +21,6 @@ import { withConnection, type StoreLane } from './store-lane.js';
 
 /** A late call gives up after this many deadlines, even while the store answers other calls. */
 export const LATE_LIMIT = 10;
-
-/**
- * Milliseconds this thread's event loop has spent waiting for I/O (Node's loop metrics). A call
- * counts as unanswered only for the time the loop was free to read an answer: a process too busy
- * to turn its loop (every core taken, a burst of requests) cannot tell that its store answered,
- * and that is load, not an outage. Runtimes without the metric (Bun, Deno) count all the time.
- */
-const loopIdleMs: () => number =
-  typeof (globalThis.performance as { eventLoopUtilization?: unknown } | undefined)?.eventLoopUtilization === 'function'
-    ? () => performance.eventLoopUtilization().idle
-    : () => performance.now();
 
 export interface StoreGuardOptions {
   /** Names the store in the log and in errors, e.g. `OAuth store (redis)`. */
@@ -123,7 +111,6 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
       let settled = false;
       let timer: NodeJS.Timeout | undefined;
       let sentAt = performance.now();
-      let idleAtSent = loopIdleMs();
       const stop = () => {
         settled = true;
         clearTimeout(timer);
@@ -146,12 +133,11 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
           if (settled) return;
           const at = performance.now();
           const waited = at - sentAt;
-          const unanswered = loopIdleMs() - idleAtSent;
           const silent = at - answeredAt >= 2 * timeoutMs;
-          if (outage || (silent && unanswered >= 2 * timeoutMs) || waited >= LATE_LIMIT * timeoutMs) return expire();
+          if (outage || (silent && waited >= 2 * timeoutMs) || waited >= LATE_LIMIT * timeoutMs) return expire();
           late.add(expire);
           // Judged again when the store may have been silent for twice the deadline, or at the limit.
-          const next = Math.max(2 * timeoutMs - unanswered, answeredAt + 2 * timeoutMs - at, 1);
+          const next = Math.max(2 * timeoutMs - waited, answeredAt + 2 * timeoutMs - at, 1);
           arm(Math.min(next, LATE_LIMIT * timeoutMs - waited));
         });
       const arm = (ms = timeoutMs) => {
@@ -170,7 +156,6 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
           if (settled) return;
           paused.delete(expire);
           sentAt = performance.now();
-          idleAtSent = loopIdleMs();
           arm();
         },
         get failing() {

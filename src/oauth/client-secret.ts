@@ -44,6 +44,10 @@ export function secretHashProblem(value: unknown): string | undefined {
   const parts = value.split('$');
   // A shell expands "$16384" inside double quotes: the usual way a hash gets mangled.
   const shell = 'in a shell or .env file, quote it in single quotes so "$" is not expanded';
+  // No "$" at all and not even the prefix: the secret itself, written where its hash belongs.
+  if (parts.length === 1 && !value.startsWith(PREFIX)) {
+    return `${expected}; it looks like a secret, not its hash: give a plain secret as \`secret\` (hashed at start), or store what \`npx courier-platform hash-secret\` prints`;
+  }
   if (parts[0] !== PREFIX) return `${expected}; it does not start with ${PREFIX}$ (${shell})`;
   if (parts.length !== 6) return `${expected}; it has ${parts.length - 1} "$" separators instead of 5 (${shell})`;
   const [, n, r, p, salt, hash] = parts as [string, string, string, string, string, string];

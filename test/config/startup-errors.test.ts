@@ -49,6 +49,7 @@ describe.each(FACTORIES)('courierPlatform() on %s refuses a bad configuration at
 
   it.each<[string, () => Promise<CourierPlatformOptions>, string, RegExp]>([
     ['a secret hash mangled by the shell', async () => ({ oauth: { clients: [client({ secretHash: SHELL_MANGLED_HASH })] } }), 'oauth.clients[0].secretHash', /single quotes/],
+    ['the plain secret where its hash belongs', async () => ({ oauth: { clients: [client({ secretHash: 'the-client-secret' })] } }), 'oauth.clients[0].secretHash', /give a plain secret as `secret`/],
     ['a secret hash with a truncated hash part', async () => ({ oauth: { clients: [client({ secretHash: 'scrypt$16384$8$1$c2FsdA$aGFzaA' })] } }), 'oauth.clients[0].secretHash', /32 bytes/],
     ['a signing key that is not a PEM', async () => ({ oauth: { signingKeys: ['-----BEGIN PRIVATE KEY-----\nnot base64\n-----END PRIVATE KEY-----'] } }), 'oauth.signingKeys[0]', /not a usable private key/],
     [

@@ -37,6 +37,7 @@ describe('secretHashProblem: what is wrong with a configured hash', () => {
     ['a shell-expanded hash ("$16384" read as "$1" + "6384")', 'scrypt6384', /single quotes/],
     ['a hash with a part missing', `scrypt$16384$8$${salt}$${hash}`, /4 "\$" separators instead of 5/],
     ['another algorithm', `bcrypt$16384$8$1$${salt}$${hash}`, /does not start with scrypt\$/],
+    ['the plain secret', 'the-client-secret', /looks like a secret, not its hash: give a plain secret as `secret`.*hash-secret/],
     ['a cost that is not a number', `scrypt$N$8$1$${salt}$${hash}`, /positive integers/],
     ['a cost that is not a power of two', `scrypt$1000$8$1$${salt}$${hash}`, /power of two/],
     ['a cost scrypt would refuse for memory', `scrypt$1048576$8$1$${salt}$${hash}`, /MiB/],

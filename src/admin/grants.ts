@@ -3,9 +3,9 @@ import { z } from 'zod';
 import { ok } from '../core/envelope.js';
 import type { Logger } from '../core/logger.js';
 import type { AdminAccessCheck } from './access.js';
-import { adminRoute, parseQuery } from './route.js';
+import { adminRoute, parseQuery, queryId } from './route.js';
 
-const grantsQuery = z.strictObject({ client_id: z.string().min(1), sub: z.string().min(1) });
+const grantsQuery = z.strictObject({ client_id: queryId, sub: queryId });
 
 export interface GrantsDeps {
   logger: Logger;

@@ -11,7 +11,7 @@ import { bucketStarts, toSeries } from '../history/series.js';
 import { DAY_MS, keptFrom, startOf, stepMs, type HistoryRetention, type UsageHistoryStore } from '../history/types.js';
 import { normalizeApiPath } from '../quota/api-path.js';
 import type { AdminAccessCheck } from './access.js';
-import { adminRoute, parseQuery } from './route.js';
+import { adminRoute, parseQuery, queryId } from './route.js';
 
 /** Points one answer holds at most, per endpoint: 41 days by the hour, 2.7 years by the day. */
 export const MAX_HISTORY_POINTS = 1000;
@@ -29,7 +29,7 @@ export interface HistoryDeps {
 const instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()], { error: 'must be an ISO 8601 date or date-time, e.g. 2026-01-31T00:00:00Z' });
 
 const historyQuery = z.strictObject({
-  client_id: z.string().min(1),
+  client_id: queryId,
   api_path: z.string().min(1).optional(),
   step: z.enum(['hour', 'day']).default('hour'),
   from: instant.optional(),

@@ -52,6 +52,14 @@ export function adminRoute(basePath: string, access: AdminAccessCheck, spec: Adm
   };
 }
 
+/**
+ * An id in an admin query (`client_id`, `sub`): text a store can hold. PostgreSQL text cannot hold
+ * a NUL, and no id has control characters: refused with a 400 naming the parameter, rather than
+ * sent to a store that would answer an error (a 503, and an outage logged for a healthy store).
+ */
+// eslint-disable-next-line no-control-regex
+export const queryId = z.string().min(1).regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters');
+
 /** The query string as an object, checked by `schema` (a 400 naming the parameter otherwise). */
 export function parseQuery<S extends z.ZodType>(request: PlatformRequest, schema: S): z.output<S> {
   return parseWith(schema, Object.fromEntries(request.query)) as z.output<S>;

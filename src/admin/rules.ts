@@ -14,7 +14,7 @@ import { parseWith } from '../core/validation.js';
 import { quotaRuleSchema, resolveRule, unsatisfiable, type QuotaDefaults, type QuotaRule } from '../quota/rules.js';
 import { ruleKey, type QuotaRuleKey, type QuotaRuleStore } from '../quota/store/types.js';
 import type { AdminAccessCheck } from './access.js';
-import { adminRoute, parseQuery } from './route.js';
+import { adminRoute, parseQuery, queryId } from './route.js';
 
 export interface RulesDeps {
   logger: Logger;
@@ -61,7 +61,7 @@ export function clientRulesRemover(deps: Pick<RulesDeps, 'store' | 'storeGuard' 
 const ruleKeyQuery = z.strictObject({
   scope: z.enum(['client', 'global']),
   api_path: z.string().min(1),
-  client_id: z.string().min(1).optional(),
+  client_id: queryId.optional(),
 });
 
 const ruleView = (rule: QuotaRule, source: 'options' | 'store') => ({ ...rule, source });

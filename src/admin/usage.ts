@@ -11,7 +11,7 @@ import { normalizeApiPath } from '../quota/api-path.js';
 import type { QuotaService } from '../quota/service.js';
 import type { QuotaUsageStore } from '../quota/store/types.js';
 import type { AdminAccessCheck } from './access.js';
-import { adminRoute, parseQuery } from './route.js';
+import { adminRoute, parseQuery, queryId } from './route.js';
 
 export interface UsageDeps {
   logger: Logger;
@@ -24,8 +24,8 @@ export interface UsageDeps {
   clientExists?: (clientId: string) => Promise<boolean>;
 }
 
-const readQuery = z.strictObject({ client_id: z.string().min(1) });
-const resetQuery = z.strictObject({ client_id: z.string().min(1), api_path: z.string().min(1).optional() });
+const readQuery = z.strictObject({ client_id: queryId });
+const resetQuery = z.strictObject({ client_id: queryId, api_path: z.string().min(1).optional() });
 
 export function usageRoutes(basePath: string, access: AdminAccessCheck, deps: UsageDeps) {
   const stored = <T>(work: () => Promise<T>) => deps.storeGuard.run(work);

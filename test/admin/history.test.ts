@@ -104,6 +104,7 @@ describe.each(ADAPTER_NAMES)('usage history on %s', (adapter) => {
       return res.body.data.errors[0].field as string;
     };
     expect(await field({})).toBe('client_id');
+    expect(await field({ client_id: 'app\u0000x' })).toBe('client_id');
     expect(await field({ client_id: CONFIDENTIAL.id, step: 'minute' })).toBe('step');
     expect(await field({ client_id: CONFIDENTIAL.id, from: 'yesterday' })).toBe('from');
     expect(await field({ client_id: CONFIDENTIAL.id, from: '2031-05-12T10:00:00Z', to: '2031-05-12T09:00:00Z' })).toBe('from');

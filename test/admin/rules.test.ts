@@ -80,6 +80,7 @@ describe.each(ADAPTER_NAMES)('admin quota rules on %s', (adapter) => {
     const globalWithClient = await rules(h).remove({ scope: 'global', api_path: PING, client_id: CONFIDENTIAL.id });
     expect([globalWithClient.status, globalWithClient.body.data.errors[0].field]).toEqual([400, 'client_id']);
     expect((await rules(h).remove({ scope: 'global', api_path: 'no-slash' })).body.data.errors[0].field).toBe('api_path');
+    expect((await rules(h).remove({ scope: 'client', api_path: PING, client_id: 'app\u0000x' })).body.data.errors[0]).toMatchObject({ field: 'client_id', message: 'must not contain control characters' });
 
     expect((await h.http().get('/admin/rules')).status).toBe(401);
     expect((await h.http().put('/admin/rules').send({ scope: 'global', apiPath: PING, minute: 1 })).status).toBe(401);

@@ -71,6 +71,15 @@ describe.each(ADAPTER_NAMES)('admin usage on %s', (adapter) => {
     expect(missing.status).toBe(400);
     expect(missing.body.data.errors[0].field).toBe('client_id');
   });
+
+  it('refuses an id with a control character (400 naming it) before any store sees it', async () => {
+    const h = await host(adapter);
+    for (const res of [await usage(h, { client_id: 'app\u0000x' }), await reset(h, { client_id: 'app\u001fx' })]) {
+      expect([res.status, res.body.data.errors[0].field, res.body.data.errors[0].message]).toEqual([400, 'client_id', 'must not contain control characters']);
+    }
+    const grants = await h.http().delete(`/admin/grants?${new URLSearchParams({ client_id: CONFIDENTIAL.id, sub: 'a\u0000b' })}`).set(OPERATOR);
+    expect([grants.status, grants.body.data.errors[0].field]).toEqual([400, 'sub']);
+  });
 });
 
 function twoProcesses(label: string, open: () => SharedQuotaStore) {

@@ -11,6 +11,7 @@ import type { RouteDoc, RouteResponseDoc } from '../core/route-doc.js';
 import type { Route } from '../core/router.js';
 import { parseWith } from '../core/validation.js';
 import type { CourierOperation } from './catalog.js';
+import { echoRedactor } from './echo.js';
 import { RESERVED_FIELDS } from './operations.js';
 import type { Signer } from './signing.js';
 import type { CourierTransport } from './transport.js';
@@ -74,8 +75,9 @@ function operationHandler(operation: CourierOperation, config: CourierProxyConfi
     try {
       const reply = await config.transport({ api: operation.name, body, idempotent: operation.idempotent });
       config.telemetry.courierCall(operation.name, reply.code === 0 ? 'ok' : 'refused', (performance.now() - started) / 1000);
-      if (reply.code === 0) return ok(reply.data);
-      return failure(200, reply.message || `The courier platform refused the call (code ${reply.code})`, { upstreamCode: reply.code });
+      const redacted = echoRedactor(credentials.appSecret, body.sign);
+      if (reply.code === 0) return ok(redacted(reply.data));
+      return failure(200, redacted(reply.message) || `The courier platform refused the call (code ${reply.code})`, { upstreamCode: reply.code });
     } catch (error) {
       config.telemetry.courierCall(operation.name, 'error', (performance.now() - started) / 1000);
       config.logger.warn({ api: operation.name, err: error, ms: performance.now() - started }, 'courier call failed');

@@ -12,6 +12,7 @@ import {
   upstream500,
   upstream503,
   upstreamBusinessError,
+  upstreamEcho,
   upstreamHtml,
   upstreamStall,
   upstreamUnreachable,
@@ -20,11 +21,12 @@ import {
 
 const TIMEOUT_MS = 300;
 
-const upstreams = {} as Record<'business' | 'http500' | 'html' | 'http503' | 'stall' | 'unreachable', FakeUpstream>;
+const upstreams = {} as Record<'business' | 'echo' | 'http500' | 'html' | 'http503' | 'stall' | 'unreachable', FakeUpstream>;
 
 beforeAll(async () => {
-  [upstreams.business, upstreams.http500, upstreams.html, upstreams.http503, upstreams.stall, upstreams.unreachable] = await Promise.all([
+  [upstreams.business, upstreams.echo, upstreams.http500, upstreams.html, upstreams.http503, upstreams.stall, upstreams.unreachable] = await Promise.all([
     upstreamBusinessError(),
+    upstreamEcho(SANDBOX_APP.appSecret),
     upstream500(),
     upstreamHtml(),
     upstream503(),
@@ -74,6 +76,25 @@ describe.each(ADAPTERS)('courier proxy on $name, upstream failures', (adapter) =
     expect(last).toMatchObject({ orderId: 'SO-signed', cancelMemo: 'late', api: 'cancel_order', appId: SANDBOX_APP.appId, version: '1.0' });
     expect(last.sign).toMatch(/^[0-9A-F]{32}$/);
     expect(JSON.stringify(last)).not.toContain(SANDBOX_APP.appSecret);
+  });
+
+  it('an upstream repeating the app secret or the sign: both are [redacted] in the message and in data', async () => {
+    const refused = await request(apps.echo.server).post('/courier/cancel_order').send({ orderId: 'SO-echo' });
+    const sent = upstreams.echo.bodies().at(-1) as { sign: string };
+    const refusal = envelope(refused, 200, 1);
+    expect(refusal.message).toBe('sign [redacted] does not match api=cancel_order&key=[redacted]');
+    expect(refusal.data).toEqual({ upstreamCode: 40001 });
+
+    const echoed = await request(apps.echo.server).post('/courier/cancel_order').send({ orderId: 'echo-ok' });
+    const success = envelope(echoed, 200, 0);
+    expect(success.data).toEqual({
+      received: { orderId: 'echo-ok', api: 'cancel_order', appId: SANDBOX_APP.appId, version: '1.0', sign: '[redacted]' },
+      'key=[redacted]': true,
+    });
+    for (const res of [refused, echoed]) {
+      expect(res.text).not.toContain(SANDBOX_APP.appSecret);
+      expect(res.text.toUpperCase()).not.toContain(sent.sign);
+    }
   });
 
   it('HTTP 500 -> 502', async () => {

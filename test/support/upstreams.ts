@@ -11,7 +11,8 @@ export interface FakeUpstream {
   bodies(): unknown[];
 }
 
-type Answer = (req: IncomingMessage, res: ServerResponse) => void;
+/** `body` is the JSON the proxy sent (its text when unparsable). */
+type Answer = (req: IncomingMessage, res: ServerResponse, body: unknown) => void;
 
 async function fakeUpstream(answer: Answer): Promise<FakeUpstream> {
   let hits = 0;
@@ -19,12 +20,14 @@ async function fakeUpstream(answer: Answer): Promise<FakeUpstream> {
   const served = await serve((req, res) => {
     hits += 1;
     readText(req).then((text) => {
+      let body: unknown;
       try {
-        bodies.push(JSON.parse(text));
+        body = JSON.parse(text);
       } catch {
-        bodies.push(text);
+        body = text;
       }
-      answer(req, res);
+      bodies.push(body);
+      answer(req, res, body);
     }, () => res.destroy());
   });
   return { url: served.url, close: served.close, hits: () => hits, bodies: () => bodies.slice() };
@@ -58,3 +61,19 @@ export const upstreamBusinessError = () =>
 export async function upstreamUnreachable(): Promise<FakeUpstream> {
   return { url: 'http://127.0.0.1:1', close: async () => {}, hits: () => 0, bodies: () => [] };
 }
+
+/**
+ * Repeats what it was sent, as a careless upstream's debug output does: a refusal (code 40001)
+ * quoting the sign and the signed string with `&key=<secret>` appended, or a success (an orderId
+ * of `echo-ok`) whose data is the whole body received. `secret` is what the proxy signs with.
+ */
+export const upstreamEcho = (secret: string) =>
+  fakeUpstream((_req, res, received) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const body = (received ?? {}) as Record<string, unknown>;
+    const answer =
+      body.orderId === 'echo-ok'
+        ? { code: 0, message: 'ok', data: { received: body, [`key=${secret}`]: true } }
+        : { code: 40001, message: `sign ${String(body.sign).toLowerCase()} does not match api=${String(body.api)}&key=${secret}`, data: null };
+    res.end(JSON.stringify(answer));
+  });

@@ -28,10 +28,36 @@ const RETRYABLE_STATUS = new Set([502, 503, 504]);
 const RETRY_BASE_DELAY_MS = 50;
 /** An upstream envelope is small; a larger answer is a fault, not something to buffer. */
 const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
+/**
+ * A courier answer nests a few levels (a building's floors). JSON.parse accepts any depth, but
+ * writing the answer back (JSON.stringify) recurses and overflows the stack a few thousand levels
+ * down: deeper than this is a broken upstream (502), not a 500 of the platform.
+ */
+const MAX_RESPONSE_DEPTH = 64;
+
+/** Whether the JSON `text` opens objects or arrays more than `max` levels deep: one pass, no recursion, no copy. */
+function nestedDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text.charCodeAt(i);
+    if (inString) {
+      if (char === 0x5c) i++; // a backslash escapes the next character
+      else if (char === 0x22) inString = false;
+    } else if (char === 0x22) inString = true;
+    else if (char === 0x7b || char === 0x5b) {
+      if (++depth > max) return true;
+    } else if (char === 0x7d || char === 0x5d) depth--;
+  }
+  return false;
+}
 
 /** Maps an upstream HTTP answer to its envelope, or throws the 502 of an answer that is not one. */
 export function envelopeOf(status: number, text: string): UpstreamEnvelope {
   if (status >= 500) throw new UpstreamError(`The courier platform answered HTTP ${status}`);
+  if (nestedDeeperThan(text, MAX_RESPONSE_DEPTH)) {
+    throw new UpstreamError(`The courier platform answered JSON nested more than ${MAX_RESPONSE_DEPTH} levels deep`);
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -12,6 +12,7 @@ import {
   upstream500,
   upstream503,
   upstreamBusinessError,
+  upstreamDeep,
   upstreamEcho,
   upstreamHtml,
   upstreamStall,
@@ -21,11 +22,12 @@ import {
 
 const TIMEOUT_MS = 300;
 
-const upstreams = {} as Record<'business' | 'echo' | 'http500' | 'html' | 'http503' | 'stall' | 'unreachable', FakeUpstream>;
+const upstreams = {} as Record<'business' | 'deep' | 'echo' | 'http500' | 'html' | 'http503' | 'stall' | 'unreachable', FakeUpstream>;
 
 beforeAll(async () => {
-  [upstreams.business, upstreams.echo, upstreams.http500, upstreams.html, upstreams.http503, upstreams.stall, upstreams.unreachable] = await Promise.all([
+  [upstreams.business, upstreams.deep, upstreams.echo, upstreams.http500, upstreams.html, upstreams.http503, upstreams.stall, upstreams.unreachable] = await Promise.all([
     upstreamBusinessError(),
+    upstreamDeep(100_000),
     upstreamEcho(SANDBOX_APP.appSecret),
     upstream500(),
     upstreamHtml(),
@@ -95,6 +97,13 @@ describe.each(ADAPTERS)('courier proxy on $name, upstream failures', (adapter) =
       expect(res.text).not.toContain(SANDBOX_APP.appSecret);
       expect(res.text.toUpperCase()).not.toContain(sent.sign);
     }
+  });
+
+  it('JSON nested deeper than 64 levels -> 502, not a 500 when writing it back', async () => {
+    const res = await request(apps.deep.server).get('/courier/get_address');
+    const body = envelope(res, 502, 1);
+    expect(body.message).toContain('nested');
+    expectNothingInternal(res.text);
   });
 
   it('HTTP 500 -> 502', async () => {

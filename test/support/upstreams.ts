@@ -77,3 +77,7 @@ export const upstreamEcho = (secret: string) =>
         : { code: 40001, message: `sign ${String(body.sign).toLowerCase()} does not match api=${String(body.api)}&key=${secret}`, data: null };
     res.end(JSON.stringify(answer));
   });
+
+/** Success whose `data` is `levels` arrays nested in one another: valid JSON, well under 10 MiB. */
+export const upstreamDeep = (levels: number) =>
+  fakeUpstream(reply(200, 'application/json', `{"code":0,"message":"ok","data":${'['.repeat(levels)}${']'.repeat(levels)}}`));

@@ -10,8 +10,24 @@ import type { CourierOperationName } from './operations.js';
 const id = z.number().int().positive();
 /** Money is never negative; 0 is how the courier API says "none" (goodsCollection, goodsPayment). */
 const money = z.number().nonnegative();
+/**
+ * A JSON escape may name half of a surrogate pair (`"\ud800"`), which is no character (RFC 8259
+ * 8.2). Signed, it is hashed as U+FFFD, so it would share its sign with `"\ufffd"`, and each
+ * upstream decodes it its own way: refused before it is signed (docs/courier.md#validation). A
+ * refinement rather than a pattern, so the OpenAPI document does not carry a `\p{…}` class that
+ * not every client's regular expressions can compile.
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
+const wholeCharacters = (value: string) => !LONE_SURROGATE.test(value);
+
 /** Trimmed so a value that is only spaces counts as empty instead of reaching the courier. */
-const text = (max: number) => z.string().trim().min(1).max(max);
+const text = (max: number) =>
+  z
+    .string()
+    .trim()
+    .min(1)
+    .max(max)
+    .refine(wholeCharacters, { message: 'must be Unicode text: a lone surrogate escape such as \\ud800 is no character', params: { rule: 'format' } });
 /** No country format: the courier serves several regions, so only the characters are checked. */
 const phone = text(32).regex(/^[0-9+\-() ]+$/, 'must contain only digits, spaces and + - ( )');
 

@@ -41,6 +41,14 @@ describe('cancel_order', () => {
     });
   });
 
+  it('accepts characters outside the BMP (a whole surrogate pair) and refuses half of one (RFC 8259 8.2)', () => {
+    expect(parseWith(schema, { orderId: 'O-\u{1F4E6}', cancelMemo: '\u{1F4E6} 书' })).toEqual({ orderId: 'O-\u{1F4E6}', cancelMemo: '\u{1F4E6} 书' });
+    expect(rulesOf(schema, { orderId: 'O-\ud83d', cancelMemo: '\udce6' })).toEqual([
+      { field: 'orderId', rule: 'format' },
+      { field: 'cancelMemo', rule: 'format' },
+    ]);
+  });
+
   it('requires orderId', () => {
     expect(rulesOf(schema, { cancelMemo: 'customer asked' })).toEqual([{ field: 'orderId', rule: 'required' }]);
   });

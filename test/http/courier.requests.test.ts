@@ -150,6 +150,11 @@ const INVALID: Invalid[] = [
   { what: 'an unknown field in a goods line', op: 'create_order', body: { ...order, goods: [{ goodsName: 'Tea', colour: 'red' }] }, field: 'goods[0].colour', rule: 'unknown_field' },
   { what: 'an unknown field', op: 'cancel_order', body: { orderId: 'SO1', reason: 'x' }, field: 'reason', rule: 'unknown_field' },
   { what: 'an unknown field', op: 'query_pre_order_status', body: { preorderId: 'PO1', verbose: true }, field: 'verbose', rule: 'unknown_field' },
+
+  // half a surrogate pair is no character (RFC 8259 8.2)
+  { what: 'a lone surrogate escape in a name', op: 'create_order', body: { ...order, customerContacts: 'Li\ud800' }, field: 'customerContacts', rule: 'format' },
+  { what: 'a lone surrogate escape in a goods line', op: 'create_order', body: { ...order, goods: [{ goodsName: '\udfffTea' }] }, field: 'goods[0].goodsName', rule: 'format' },
+  { what: 'a lone surrogate escape in an id', op: 'cancel_order', body: { orderId: 'SO1\ud83d' }, field: 'orderId', rule: 'format' },
 ];
 
 const FORBIDDEN = ['api', 'appId', 'version', 'sign'] as const;

@@ -65,7 +65,8 @@ export function envelopeOf(status: number, text: string): UpstreamEnvelope {
     throw new UpstreamError(`The courier platform answered HTTP ${status} with a body that is not JSON`);
   }
   const envelope = parsed as Partial<UpstreamEnvelope> | null;
-  if (typeof envelope !== 'object' || envelope === null || typeof envelope.code !== 'number') {
+  // 1e999 parses as Infinity, which the caller's answer could only write as null (data.upstreamCode).
+  if (typeof envelope !== 'object' || envelope === null || typeof envelope.code !== 'number' || !Number.isFinite(envelope.code)) {
     throw new UpstreamError('The courier platform answered JSON without a numeric code');
   }
   return {

@@ -15,6 +15,7 @@ import {
   upstreamDeep,
   upstreamEcho,
   upstreamHtml,
+  upstreamInfiniteCode,
   upstreamStall,
   upstreamUnreachable,
   type FakeUpstream,
@@ -22,15 +23,16 @@ import {
 
 const TIMEOUT_MS = 300;
 
-const upstreams = {} as Record<'business' | 'deep' | 'echo' | 'http500' | 'html' | 'http503' | 'stall' | 'unreachable', FakeUpstream>;
+const upstreams = {} as Record<'business' | 'deep' | 'echo' | 'http500' | 'html' | 'infinite' | 'http503' | 'stall' | 'unreachable', FakeUpstream>;
 
 beforeAll(async () => {
-  [upstreams.business, upstreams.deep, upstreams.echo, upstreams.http500, upstreams.html, upstreams.http503, upstreams.stall, upstreams.unreachable] = await Promise.all([
+  [upstreams.business, upstreams.deep, upstreams.echo, upstreams.http500, upstreams.html, upstreams.infinite, upstreams.http503, upstreams.stall, upstreams.unreachable] = await Promise.all([
     upstreamBusinessError(),
     upstreamDeep(100_000),
     upstreamEcho(SANDBOX_APP.appSecret),
     upstream500(),
     upstreamHtml(),
+    upstreamInfiniteCode(),
     upstream503(),
     upstreamStall(),
     upstreamUnreachable(),
@@ -103,6 +105,12 @@ describe.each(ADAPTERS)('courier proxy on $name, upstream failures', (adapter) =
     const res = await request(apps.deep.server).get('/courier/get_address');
     const body = envelope(res, 502, 1);
     expect(body.message).toContain('nested');
+    expectNothingInternal(res.text);
+  });
+
+  it('a code that is not a finite number (1e999) -> 502, never an upstreamCode of null', async () => {
+    const res = await request(apps.infinite.server).post('/courier/cancel_order').send({ orderId: 'SO1' });
+    envelope(res, 502, 1);
     expectNothingInternal(res.text);
   });
 

@@ -81,3 +81,7 @@ export const upstreamEcho = (secret: string) =>
 /** Success whose `data` is `levels` arrays nested in one another: valid JSON, well under 10 MiB. */
 export const upstreamDeep = (levels: number) =>
   fakeUpstream(reply(200, 'application/json', `{"code":0,"message":"ok","data":${'['.repeat(levels)}${']'.repeat(levels)}}`));
+
+/** A refusal whose code, 1e999, parses as Infinity: a number JSON cannot write back. */
+export const upstreamInfiniteCode = () =>
+  fakeUpstream(reply(200, 'application/json', '{"code":1e999,"message":"refused","data":null}'));

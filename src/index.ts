@@ -49,7 +49,7 @@ export type {
 export type { SigningKeyInput } from './oauth/keys.js';
 export type { OAuthEvent, OAuthEventType } from './oauth/events.js';
 export { hashClientSecret, verifyClientSecret } from './oauth/client-secret.js';
-export { createLoginThrottle, type LoginAttempt, type LoginThrottle, type LoginThrottleOptions } from './oauth/throttle.js';
+export { createLoginThrottle, type LoginAttempt, type LoginThrottle, type LoginThrottleOptions } from './oauth/login-throttle.js';
 export {
   createMemoryOAuthStore,
   createRedisOAuthStore,

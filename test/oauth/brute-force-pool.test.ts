@@ -11,7 +11,7 @@ import { afterEach, expect, it } from 'vitest';
 import { header } from '../../src/core/http.js';
 import { MAX_WAIT_MS } from '../../src/core/store-lane.js';
 import { createPostgresOAuthStore } from '../../src/oauth/store/index.js';
-import { createLoginThrottle } from '../../src/oauth/throttle.js';
+import { createLoginThrottle } from '../../src/oauth/login-throttle.js';
 import { postFormFrom, type Answer } from '../support/from-address.js';
 import { capturingLogger } from '../support/logger.js';
 import { cheapClients } from '../support/oauth.js';

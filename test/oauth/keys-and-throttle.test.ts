@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../src/core/errors.js';
 import { oauthMigrationSql, createRedisOAuthStore, type RedisLike } from '../../src/oauth/store/index.js';
-import { createFailureThrottle, createLoginThrottle, type LoginThrottle } from '../../src/oauth/throttle.js';
+import { createLoginThrottle, type LoginThrottle } from '../../src/oauth/login-throttle.js';
+import { createFailureThrottle } from '../../src/oauth/throttle.js';
 import { Redis } from 'ioredis';
 import { StoreTimeoutError } from '../../src/core/store-errors.js';
 import { describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';

@@ -167,8 +167,10 @@ export function createFailureThrottle({ failures, windowSeconds, name, store, co
 async function giveBack(counters: RateLimiterAbstract, reserved: Set<string>): Promise<void> {
   let failed = false;
   let failure: unknown;
-  for (const key of [...reserved]) {
-    reserved.delete(key);
+  // Taken whole before the first step: a give-back running meanwhile (a retry) finds nothing left to give.
+  const keys = [...reserved];
+  reserved.clear();
+  for (const key of keys) {
     try {
       const left = await counters.reward(key);
       // The window ended while the secret was checked, and the give-back opened the next one below zero.

@@ -129,6 +129,17 @@ function keyKindsSuite(makeStores: () => StoreFactory) {
     for (const client of ['b', 'c', 'd', 'e']) others.push((await counts.attempt(keys('192.0.2.3', client))).retryAfter);
     expect(others.map((wait) => wait > 0)).toEqual([false, false, false, true]);
   });
+
+  it("a give-back that runs twice at once (a retry while the first is still under way) gives back once, never another attempt's failure", async () => {
+    const counts = throttle();
+    const other = await counts.attempt(keys('192.0.2.4', 'a')); // a failure that stays counted
+    expect(other.retryAfter).toBe(0);
+    const mine = await counts.attempt(keys('192.0.2.4', 'a'));
+    await Promise.all([mine.release(), mine.release()]);
+    // The pair holds the other attempt's failure: one more fills it (limit 2), a second is refused.
+    expect((await counts.attempt(keys('192.0.2.4', 'a'))).retryAfter).toBe(0);
+    expect((await counts.attempt(keys('192.0.2.4', 'a'))).retryAfter).toBeGreaterThan(0);
+  });
 }
 
 describe('createFailureThrottle: a limit per kind of key, in memory', () => {

@@ -90,7 +90,7 @@ describePostgres('the brute-force counters on a busy PostgreSQL pool', { timeout
     // One connection: the last of 600 attempts waits its turn for longer than the deadline. The
     // deadline leaves a statement on a busy machine room to answer: a statement later than twice
     // the deadline, with no other answer meanwhile, is a silent store (docs/stores.md#deadlines-and-outages).
-    const storeTimeoutMs = 150;
+    const storeTimeoutMs = 400;
     const host = await floodHost(pool, schema, logger, { storeTimeoutMs });
     const token = (ip: string, secret: string) =>
       postFormFrom('127.0.0.1', `${host.origin}/oauth/token`, { grant_type: 'client_credentials' }, { authorization: basic(SERVICE.id, secret), 'x-test-ip': ip });

@@ -49,8 +49,14 @@ const NO_QUERY = new URLSearchParams();
  * with parameters, or a hook that runs without a route, counts the request's path.
  */
 function countedPathOf(request: FastifyRequest): string {
+  // routeOptions is a getter that builds its object on each read: read once.
   const route = (request as { routeOptions?: { url?: unknown } }).routeOptions?.url;
-  if (typeof route === 'string' && route.startsWith('/') && !/[:*]/.test(route)) return route;
+  if (typeof route === 'string' && route.startsWith('/') && !route.includes(':') && !route.includes('*')) return route;
+  return requestPathOf(request);
+}
+
+/** The request's public path, its query left out. */
+function requestPathOf(request: FastifyRequest): string {
   const url = request.url;
   const q = url.indexOf('?');
   return q === -1 ? url : url.slice(0, q);
@@ -162,10 +168,12 @@ export function courierPlatform(options?: CourierPlatformOptions<FastifyRequest>
 
   const quota = (apiPath?: string, doc?: GuardedRouteDoc): QuotaHook => {
     const guard = requireGuard(platform, apiPath, doc);
+    // A named endpoint is counted under its name: the route's path need not be looked up.
+    const pathOf = apiPath === undefined ? countedPathOf : requestPathOf;
     return (request, reply, done) => {
       let verdict: MaybePromise<GuardVerdict>;
       try {
-        verdict = guard({ method: request.method, path: countedPathOf(request), query: NO_QUERY, headers: request.headers, raw: request }, apiPath);
+        verdict = guard({ method: request.method, path: pathOf(request), query: NO_QUERY, headers: request.headers, raw: request }, apiPath);
       } catch (error) {
         return done(error as Error);
       }

@@ -29,7 +29,8 @@ const SECRET_KEY = /secret|password|passwd|authorization|cookie|token|^sign$|sig
  * authorization code (RFC 6749 4.1.2) and is masked.
  */
 const isErrorCode = (key: string, value: unknown) => key === 'code' && (typeof value === 'string' || typeof value === 'number');
-const REDACTED = '[redacted]';
+/** What stands where a secret was: in the log, and in an upstream's answer (docs/courier.md#credentials). */
+export const REDACTED = '[redacted]';
 // Also what stops a circular structure: nothing below this depth reaches the logger.
 const MAX_DEPTH = 6;
 

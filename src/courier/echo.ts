@@ -5,11 +5,7 @@
  * know the secret, and a sign with its known canonical string lets anyone test guesses of the
  * secret offline. So every occurrence in the answer's strings and keys is replaced.
  */
-export const REDACTED = '[redacted]';
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
+import { REDACTED } from '../core/logger.js';
 
 /**
  * A redactor for one call: `secret` matched exactly, `sign` in any case (hexadecimal digests are
@@ -17,13 +13,14 @@ function escapeRegExp(text: string): string {
  * is handed on as it came, the same object.
  */
 export function echoRedactor(secret: string, sign: unknown): <T>(value: T) => T {
-  const patterns = [secret && new RegExp(escapeRegExp(secret), 'g'), typeof sign === 'string' && sign && new RegExp(escapeRegExp(sign), 'gi')].filter(
-    (pattern): pattern is RegExp => pattern instanceof RegExp,
-  );
-  // Non-global twins for testing: a global RegExp's test() moves its lastIndex.
-  const probes = patterns.map((pattern) => new RegExp(pattern.source, pattern.flags.replace('g', '')));
-  const echoes = (text: string) => probes.some((probe) => probe.test(text));
-  const inText = (text: string) => patterns.reduce((out, pattern) => out.replace(pattern, REDACTED), text);
+  // `search` and `replace` ignore and reset the global pattern's lastIndex: one RegExp serves both.
+  const signed = typeof sign === 'string' && sign ? new RegExp(sign.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gi') : undefined;
+  if (!secret && !signed) return (value) => value;
+  const echoes = (text: string) => (secret !== '' && text.includes(secret)) || (signed !== undefined && text.search(signed) !== -1);
+  const inText = (text: string) => {
+    const out = secret ? text.replaceAll(secret, REDACTED) : text;
+    return signed ? out.replace(signed, REDACTED) : out;
+  };
 
   // Most answers hold no echo: one pass that allocates nothing decides, the copy is made only then.
   const holdsEcho = (value: unknown): boolean => {
@@ -39,5 +36,5 @@ export function echoRedactor(secret: string, sign: unknown): <T>(value: T) => T 
     if (Array.isArray(value)) return value.map(redact);
     return Object.fromEntries(Object.entries(value).map(([key, item]) => [inText(key), redact(item)]));
   };
-  return <T>(value: T) => (probes.length > 0 && holdsEcho(value) ? (redact(value) as T) : value);
+  return <T>(value: T) => (holdsEcho(value) ? (redact(value) as T) : value);
 }

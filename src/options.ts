@@ -129,7 +129,7 @@ function frameworkArgument(value: unknown): { received: string; write: string } 
   if (has('headers') && has('method') && has('socket')) return { received: 'an HTTP request', write: MOUNT_CALLED };
   if (typeof Request === 'function') {
     // Hono's context holds the fetch Request as `c.req.raw`.
-    if (has('req') && (value as { req: { raw?: unknown } }).req.raw instanceof Request) return { received: 'a Hono context', write: MOUNT_CALLED };
+    if (has('req') && (value as { req: { raw?: unknown } | null }).req?.raw instanceof Request) return { received: 'a Hono context', write: MOUNT_CALLED };
     if (value instanceof Request) {
       return { received: 'a fetch Request', write: 'create the handler once, const platform = courierPlatform(), and call it for each request, await platform(request, info)' };
     }

@@ -93,6 +93,7 @@ describe.each(FACTORIES)('courierPlatform() on %s refuses a bad configuration at
     ['an option with two letters swapped', async () => ({ oauth: { pubilcUrl: 'https://auth.example.com' } }) as CourierPlatformOptions, 'oauth.pubilcUrl', /did you mean `publicUrl`\?$/],
     ['a nested option cut short', async () => ({ quota: { ruleCache: { ttl: 10 } } }) as CourierPlatformOptions, 'quota.ruleCache.ttl', /did you mean `ttlMs`\?$/],
     ['an option close to none', async () => ({ oauth: { colour: 'blue' } }) as CourierPlatformOptions, 'oauth.colour', /is not an option \(check the spelling\)$/],
+    ['an unknown option named like a framework argument', async () => ({ req: null }) as unknown as CourierPlatformOptions, 'req', /is not an option/],
     ['an option of a part written at the top', async () => ({ publicUrl: 'https://auth.example.com' }) as CourierPlatformOptions, 'publicUrl', /is not an option here; did you mean `oauth\.publicUrl`\?$/],
     ['a part\'s option at the top that is close to a top-level one', async () => ({ clients: [] }) as CourierPlatformOptions, 'clients', /did you mean `oauth\.clients`\?$/],
     ['an option one level above its object', async () => ({ courier: { appId: 'sandbox-app', appSecret: 'sandbox-secret' } }) as CourierPlatformOptions, 'courier.appId', /courier\.appId: is not an option here; did you mean `courier\.credentials\.appId`\?; courier\.appSecret: .*`courier\.credentials\.appSecret`\?$/],

@@ -4,6 +4,7 @@
  * check cannot be forgotten.
  */
 import { z } from 'zod';
+import { CONTROL_CHARACTERS_PROBLEM, NO_CONTROL_CHARACTERS } from '../core/control-characters.js';
 import { envelopeError, errorEnvelope, failureEnvelopeSchema, okEnvelopeSchema } from '../core/envelope.js';
 import type { PlatformRequest, PlatformResponse } from '../core/http.js';
 import type { RouteDoc, RouteResponseDoc } from '../core/route-doc.js';
@@ -57,8 +58,7 @@ export function adminRoute(basePath: string, access: AdminAccessCheck, spec: Adm
  * a NUL, and no id has control characters: refused with a 400 naming the parameter, rather than
  * sent to a store that would answer an error (a 503, and an outage logged for a healthy store).
  */
-// eslint-disable-next-line no-control-regex
-export const queryId = z.string().min(1).regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters');
+export const queryId = z.string().min(1).regex(NO_CONTROL_CHARACTERS, CONTROL_CHARACTERS_PROBLEM);
 
 /** The query string as an object, checked by `schema` (a 400 naming the parameter otherwise). */
 export function parseQuery<S extends z.ZodType>(request: PlatformRequest, schema: S): z.output<S> {

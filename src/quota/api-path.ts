@@ -1,3 +1,4 @@
+import { CONTROL_CHARACTERS_PROBLEM, NO_CONTROL_CHARACTERS } from '../core/control-characters.js';
 import { BadRequestError } from '../core/errors.js';
 import { normalizePath } from '../core/router.js';
 
@@ -33,8 +34,7 @@ export function readApiPath(path: unknown): { path: string } | { problem: string
   if (!bare.startsWith('/')) return { problem: `must start with "/", got ${JSON.stringify(path.slice(0, 80))}` };
   const out = normalizePath(decodeUnreserved(bare));
   if (out.length > MAX_API_PATH_LENGTH) return { problem: `must be at most ${MAX_API_PATH_LENGTH} characters` };
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(out)) return { problem: 'must not contain control characters' };
+  if (!NO_CONTROL_CHARACTERS.test(out)) return { problem: CONTROL_CHARACTERS_PROBLEM };
   return { path: out.toLowerCase() };
 }
 

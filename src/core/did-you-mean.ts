@@ -18,18 +18,24 @@ interface Def {
 
 const defOf = (schema: z.core.$ZodType) => schema._zod.def as unknown as Def;
 
-/** The object schemas that `path` can lead to (a union may give several). */
-function objectsAt(schema: z.core.$ZodType, path: readonly PropertyKey[]): Def[] {
+/** The schemas `schema` can be, through wrappers (optional, default, pipe) and unions. */
+function variants(schema: z.core.$ZodType): Def[] {
   const def = defOf(schema);
   const inner = def.innerType ?? def.in;
-  if (inner) return objectsAt(inner, path);
-  if (def.type === 'union') return (def.options ?? []).flatMap((option) => objectsAt(option, path));
-  if (path.length === 0) return def.type === 'object' ? [def] : [];
-  const [head, ...rest] = path;
-  if (def.type === 'object' && typeof head === 'string' && def.shape?.[head]) return objectsAt(def.shape[head], rest);
-  if (def.type === 'array' && typeof head === 'number' && def.element) return objectsAt(def.element, rest);
-  if (def.type === 'record' && def.valueType) return objectsAt(def.valueType, rest);
-  return [];
+  if (inner) return variants(inner);
+  return def.type === 'union' ? (def.options ?? []).flatMap(variants) : [def];
+}
+
+/** The object schemas that `path` can lead to (a union may give several). */
+function objectsAt(schema: z.core.$ZodType, path: readonly PropertyKey[]): Def[] {
+  return variants(schema).flatMap((def) => {
+    if (path.length === 0) return def.type === 'object' ? [def] : [];
+    const [head, ...rest] = path;
+    if (def.type === 'object' && typeof head === 'string' && def.shape?.[head]) return objectsAt(def.shape[head], rest);
+    if (def.type === 'array' && typeof head === 'number' && def.element) return objectsAt(def.element, rest);
+    if (def.type === 'record' && def.valueType) return objectsAt(def.valueType, rest);
+    return [];
+  });
 }
 
 /** Optimal string alignment distance: insertions, deletions, substitutions and swaps of neighbours. */
@@ -67,32 +73,28 @@ const MAX_DEPTH = 5;
 const MAX_PLACES = 4;
 
 /**
- * Every path below `def` (rendered `clients[].id`) whose last key is `key`, case aside, with the
- * number of objects it goes through.
+ * Every path in or below `def` (rendered `clients[].id`) whose last key is `key`, case aside, with
+ * the number of objects it goes through.
  */
-function keysBelow(schema: z.core.$ZodType, key: string, trail: string, depth: number, found: Map<string, number>): void {
+function keysBelow(def: Def, key: string, trail: string, depth: number, found: Map<string, number>): void {
   if (depth > MAX_DEPTH) return;
-  const def = defOf(schema);
-  const inner = def.innerType ?? def.in;
-  if (inner) return keysBelow(inner, key, trail, depth, found);
-  if (def.type === 'union') {
-    for (const option of def.options ?? []) keysBelow(option, key, trail, depth, found);
-    return;
+  if (def.type === 'array' && def.element) {
+    for (const element of variants(def.element)) keysBelow(element, key, `${trail}[]`, depth, found);
   }
-  if (def.type === 'array' && def.element) return keysBelow(def.element, key, `${trail}[]`, depth, found);
   if (def.type !== 'object') return;
   for (const [name, child] of Object.entries(def.shape ?? {})) {
     const path = trail ? `${trail}.${name}` : name;
     if (name.toLowerCase() === key.toLowerCase() && !found.has(path)) found.set(path, depth);
-    keysBelow(child, key, path, depth + 1, found);
+    for (const inner of variants(child)) keysBelow(inner, key, path, depth + 1, found);
   }
 }
 
 /**
  * Where an option written at the wrong level belongs: the paths, from the schema's root, of the
- * known keys named `key` (case aside) below the object at `path` (`courier: { appId }` is
+ * known keys named `key` (case aside) in or below the object at `path` (`courier: { appId }` is
  * `courier.credentials.appId`), or, `anywhere`, in the whole schema (`oauth: { timeZone }` is
  * `quota.timeZone`). The shallowest, at most four; empty when the name is known nowhere there.
+ * A key of the object at `path` itself differs from `key` in case only: `closestKey` names it.
  */
 export function placesOf(
   schema: z.core.$ZodType,
@@ -102,13 +104,9 @@ export function placesOf(
   render: (path: readonly PropertyKey[]) => string,
 ): string[] {
   const found = new Map<string, number>();
-  if (within === 'anywhere') keysBelow(schema, key, '', 0, found);
-  else {
-    const base = render(path);
-    for (const def of objectsAt(schema, path)) {
-      for (const [name, child] of Object.entries(def.shape ?? {})) keysBelow(child, key, base ? `${base}.${name}` : name, 1, found);
-    }
-  }
+  const starts = within === 'anywhere' ? variants(schema) : objectsAt(schema, path);
+  const base = within === 'anywhere' ? '' : render(path);
+  for (const def of starts) keysBelow(def, key, base, 0, found);
   const shallowest = Math.min(...found.values());
   return [...found].filter(([, depth]) => depth === shallowest).map(([place]) => place).slice(0, MAX_PLACES);
 }

@@ -7,9 +7,10 @@ import { configurationError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
 import { createStoreGuard } from '../core/store-guard.js';
 import type { StoreConnection } from '../core/store-connection.js';
+import type { PostgresOAuthStore } from './store/postgres.js';
 import type { RedisOAuthStore } from './store/redis.js';
 import type { OAuthStore } from './store/types.js';
-import { createFailureThrottle, guardedThrottle, ReservationFailedError } from './throttle.js';
+import { createFailureThrottle, guardedThrottle } from './throttle.js';
 
 export interface LoginAttempt {
   /** 0 when the password may be checked; otherwise the seconds to wait (answer 429 with Retry-After). */
@@ -35,11 +36,12 @@ export interface LoginThrottleOptions {
   windowSeconds?: number;
   /**
    * The platform's OAuth store: on a Redis or PostgreSQL store the counts live there, shared by
-   * every process on it. Default: in process memory. On PostgreSQL each count waits for its
-   * connection in the pool's local queue (docs/stores.md#the-local-queue); past its bound
+   * every process on it. Default: in process memory. On a PostgreSQL pool each attempt waits for
+   * one connection in the pool's local queue (docs/stores.md#the-local-queue); past its bound
    * `attempt()` rejects with a StoreBusyError. On either, `attempt()` rejects with a
    * StoreTimeoutError when the store does not answer by its deadline (1 s, docs/stores.md#deadlines-and-outages),
-   * and with a StoreFailedError when it fails.
+   * and with a StoreFailedError when it fails; what such an attempt had counted, or counts
+   * later, is given back once the store answers, so an outage never counts as failed logins.
    */
   store?: OAuthStore;
 }
@@ -66,7 +68,7 @@ function stringArgument(value: unknown, argument: string): string {
  */
 const ADDRESS = 'ip';
 const ADDRESS_AND_USER = 'ip+user';
-/** The deadline of one login count on a pool, `oauth.storeTimeoutMs`'s default (docs/stores.md#deadlines-and-outages). */
+/** The deadline of one login attempt on a shared store, `oauth.storeTimeoutMs`'s default (docs/stores.md#deadlines-and-outages). */
 const LOGIN_COUNT_TIMEOUT_MS = 1000;
 
 /**
@@ -82,14 +84,8 @@ const LOGIN_COUNT_TIMEOUT_MS = 1000;
  */
 export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginThrottle {
   const lane = (options.store as { connection?: StoreConnection } | undefined)?.connection?.lane;
-  const onRedis = (options.store as Partial<RedisOAuthStore> | undefined)?.rateLimitStore?.kind === 'redis';
-  // A count holds one of the pool's connections: without a deadline, a store that hangs would keep
-  // them all for logins, and the platform's calls would wait in the queue for its bound without
-  // ever reaching the store to find it down. With the platform's default deadline a hung count
-  // gives its place back and the outage is seen and answered 503 (docs/stores.md#the-local-queue).
-  // On Redis a client waits for a store that stopped answering as long as it stays silent (its
-  // offline queue, a partition): without the deadline the host's login page would hang as long.
-  const guard = lane || onRedis ? createStoreGuard({ name: 'login throttle (OAuth store)', timeoutMs: LOGIN_COUNT_TIMEOUT_MS, logger: silentLogger, lane }) : undefined;
+  // The Redis and PostgreSQL stores say where the counts live; in memory nothing can fail or hang.
+  const shared = (options.store as Partial<RedisOAuthStore | PostgresOAuthStore> | undefined)?.rateLimitStore !== undefined;
   const counting = createFailureThrottle({
     failures: {
       [ADDRESS]: positiveInteger(options.addressFailures ?? 100, 'addressFailures'),
@@ -98,11 +94,18 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
     windowSeconds: positiveInteger(options.windowSeconds ?? 900, 'windowSeconds'),
     name: 'login',
     store: options.store,
-    // On a pool, each count waits for its connection in the pool's local queue like every store call of the platform.
-    ...(lane && guard ? { connection: <T>(query: () => Promise<T>) => guard.ask(() => query()) } : {}),
   });
-  // On Redis nothing queues locally (one connection carries every call): the attempt as a whole has the deadline.
-  const throttle = !lane && guard ? guardedThrottle(counting, guard, 'as-is') : counting;
+  // An attempt is one store call with the platform's default deadline, like client
+  // authentication's (docs/stores.md#deadlines-and-outages). On a pool it takes one connection
+  // from the pool's local queue for the whole attempt, and its deadline starts there: a store
+  // that hangs keeps no connection past it, so the platform's calls still reach the store, find
+  // it down and answer 503 (docs/stores.md#the-local-queue). On Redis a client waits for a store
+  // that stopped answering as long as it stays silent (its offline queue, a partition): without
+  // the deadline the host's login page would hang as long. A count that landed late or part-way
+  // is given back once the store answers, so an outage never counts as failed logins.
+  const throttle = shared
+    ? guardedThrottle(counting, createStoreGuard({ name: 'login throttle (OAuth store)', timeoutMs: LOGIN_COUNT_TIMEOUT_MS, logger: silentLogger, lane }), 'as-is')
+    : counting;
   return {
     async attempt(username, ip) {
       const address = countedAddress(stringArgument(ip, 'ip'));
@@ -112,13 +115,7 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
         { kind: ADDRESS, id: address },
         { kind: ADDRESS_AND_USER, id: JSON.stringify([address, user]) },
       ];
-      const attempt = await throttle.attempt(keys).catch((error: unknown) => {
-        // Nobody is answered for an attempt the store failed part-way: what it reserved goes back,
-        // and the caller sees the store's error (on Redis and PostgreSQL a StoreTimeoutError or StoreFailedError, on a pool a StoreBusyError too).
-        if (!(error instanceof ReservationFailedError)) throw error;
-        error.release().catch(() => undefined);
-        throw error.cause;
-      });
+      const attempt = await throttle.attempt(keys);
       return { retryAfter: attempt.retryAfter, succeeded: () => attempt.release() };
     },
   };

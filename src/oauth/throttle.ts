@@ -45,14 +45,6 @@ export interface FailureThrottleOptions {
   name: string;
   /** Count on this store's Redis or PostgreSQL, shared by every process on it; else in memory. */
   store?: OAuthStore;
-  /**
-   * How a PostgreSQL query waits for one of the pool's connections. `createLoginThrottle` passes
-   * the pool's local queue (docs/stores.md#the-local-queue), so its counters wait in line with the
-   * platform's store calls instead of in pg's own queue, where the wait would count against the
-   * deadlines of the calls behind them. Default: straight to the pool, for a caller that has
-   * taken its place in that queue for the whole attempt (the platform's client authentication).
-   */
-  connection?: <T>(query: () => Promise<T>) => Promise<T>;
 }
 
 /** The limiter's table, in the PostgreSQL store's schema. */
@@ -86,8 +78,8 @@ function redisLimiter(base: Limits, shared: RedisRateLimitStore): LimiterSource 
  * next attempt. Statement names are dropped: pg refuses one name for two texts on a connection,
  * which two schemas on one pool would otherwise do.
  */
-function postgresLimiter(base: Limits, shared: PostgresRateLimitStore, connection: NonNullable<FailureThrottleOptions['connection']>): LimiterSource {
-  const storeClient = { query: ({ text, values }: { text: string; values?: unknown[] }) => connection(() => shared.pool.query(text, values)) };
+function postgresLimiter(base: Limits, shared: PostgresRateLimitStore): LimiterSource {
+  const storeClient = { query: ({ text, values }: { text: string; values?: unknown[] }) => shared.pool.query(text, values) };
   let limiter: Promise<RateLimiterAbstract> | undefined;
   const start = async () => {
     await shared.ready();
@@ -118,15 +110,13 @@ function limitOf(failures: FailureThrottleOptions['failures'], kind: string): nu
   return limit;
 }
 
-const straight = <T>(query: () => Promise<T>) => query();
-
-export function createFailureThrottle({ failures, windowSeconds, name, store, connection = straight }: FailureThrottleOptions): FailureThrottle {
+export function createFailureThrottle({ failures, windowSeconds, name, store }: FailureThrottleOptions): FailureThrottle {
   // Each kind of key has its own limit, compared below: the limiter's points only count.
   const base: Limits = { points: Math.max(...Object.values(failures)), duration: windowSeconds, keyPrefix: name };
   // The Redis and PostgreSQL stores say where they let the limits count; other stores do not.
   const shared = (store as Partial<RedisOAuthStore | PostgresOAuthStore> | undefined)?.rateLimitStore;
   const limiter =
-    shared?.kind === 'redis' ? redisLimiter(base, shared) : shared?.kind === 'postgres' ? postgresLimiter(base, shared, connection) : memoryLimiter(base);
+    shared?.kind === 'redis' ? redisLimiter(base, shared) : shared?.kind === 'postgres' ? postgresLimiter(base, shared) : memoryLimiter(base);
   return {
     async attempt(counted, abandoned) {
       const limits = counted.map(({ kind }) => limitOf(failures, kind));

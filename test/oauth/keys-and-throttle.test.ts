@@ -4,8 +4,9 @@ import { oauthMigrationSql, createRedisOAuthStore, type RedisLike } from '../../
 import { createLoginThrottle, type LoginThrottle } from '../../src/oauth/login-throttle.js';
 import { createFailureThrottle } from '../../src/oauth/throttle.js';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { StoreTimeoutError } from '../../src/core/store-errors.js';
-import { describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
+import { databaseUrl, describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
 import { hostPort, startTcpProxy, viaProxy } from '../support/tcp-proxy.js';
 import { memoryStores, postgresStores, redisStores, type StoreFactory } from './shared-stores.js';
 
@@ -297,6 +298,35 @@ describePostgres('createLoginThrottle on the PostgreSQL OAuth store', () => {
       const { rows } = await stores.pool().query('SELECT count(*)::int AS n FROM "' + stores.schema + '".oauth_rate_limits');
       expect(rows[0].n).toBe(2);
     } finally {
+      await stores.close();
+    }
+  });
+
+  it('a count that misses its deadline while PostgreSQL stalls, and that the store makes later, is given back once it answers: the stall locks nobody out', async () => {
+    const stores = postgresStores();
+    const locker = new pg.Client({ connectionString: databaseUrl });
+    try {
+      const logins = createLoginThrottle({ failures: 1, addressFailures: 1, store: stores.open() });
+      await (await logins.attempt('demo', '192.0.2.1')).succeeded();
+      // The store stalls: the counts' rows are locked, so a count waits while every read still answers.
+      await locker.connect();
+      await locker.query('BEGIN');
+      await locker.query(`SELECT * FROM "${stores.schema}".oauth_rate_limits FOR UPDATE`);
+      // A store silent for twice the 1 s deadline (docs/stores.md#deadlines-and-outages).
+      await expect(logins.attempt('demo', '192.0.2.1')).rejects.toBeInstanceOf(StoreTimeoutError);
+      // The store answers again, and makes the count nobody waits for any more.
+      await locker.query('COMMIT');
+      // Locking the rows in turn waits for that count to land, then reads what it left.
+      const counted = async () => {
+        const { rows } = await stores.pool().query(`SELECT points FROM "${stores.schema}".oauth_rate_limits FOR UPDATE`);
+        return rows.filter((row: { points: number }) => row.points > 0).length;
+      };
+      for (let i = 0; i < 30 && (await counted()) > 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+
+      // Nobody was answered for the stalled attempt: it is no failed login.
+      expect((await logins.attempt('demo', '192.0.2.1')).retryAfter).toBe(0);
+    } finally {
+      await locker.end().catch(() => undefined);
       await stores.close();
     }
   });

@@ -70,6 +70,9 @@ describe.each(ADAPTER_NAMES)('admin usage on %s', (adapter) => {
     const missing = await usage(h, {});
     expect(missing.status).toBe(400);
     expect(missing.body.data.errors[0].field).toBe('client_id');
+    // An empty id is one mistake, and the answer names it once.
+    const empty = await usage(h, { client_id: '' });
+    expect([empty.status, empty.body.data.errors]).toEqual([400, [expect.objectContaining({ field: 'client_id' })]]);
   });
 
   it('refuses an id with a control character (400 naming it) before any store sees it', async () => {

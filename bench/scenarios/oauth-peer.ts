@@ -13,13 +13,20 @@ import { startServer, type ServerProcess } from '../lib/servers.js';
 const REFRESH_GOAL = 1.5;
 const USERINFO_GOAL = 1.0;
 
-/** The two servers compared, with the paths each gives the same endpoints. */
+/**
+ * The servers compared, with the paths each gives the same endpoints. courier-platform runs on
+ * Express 5 and on Koa 3, the host oidc-provider is built on; oidc-provider sits between them, so
+ * it is the neighbour of both in every round.
+ */
 const SERVERS = [
-  { id: 'platform', label: 'courier-platform', entry: 'oauth.ts', env: { BENCH_STORE: 'memory' }, authorize: authorizeGrant, token: '/oauth/token', userinfo: '/oauth/userinfo' },
+  { id: 'platform', label: 'courier-platform on Express 5', entry: 'oauth.ts', env: { BENCH_STORE: 'memory' }, authorize: authorizeGrant, token: '/oauth/token', userinfo: '/oauth/userinfo' },
   { id: 'oidc-provider', label: 'oidc-provider', entry: 'oidc-provider.ts', env: {}, authorize: authorizePeerGrant, token: '/token', userinfo: '/me' },
+  { id: 'platform-koa', label: 'courier-platform on Koa 3', entry: 'oauth.ts', env: { BENCH_STORE: 'memory', BENCH_HOST: 'koa' }, authorize: authorizeGrant, token: '/oauth/token', userinfo: '/oauth/userinfo' },
 ] as const;
 
 type ServerId = (typeof SERVERS)[number]['id'];
+/** courier-platform's servers, each compared with oidc-provider. */
+const PLATFORMS = SERVERS.filter((spec) => spec.id !== 'oidc-provider');
 const refreshId = (server: ServerId) => `refresh-${server}`;
 const userinfoId = (server: ServerId) => `userinfo-${server}`;
 
@@ -63,7 +70,7 @@ export const oauthPeerScenario: Scenario = {
   name: 'oauth-peer',
   title: 'OAuth against oidc-provider: the refresh_token grant and userinfo, both servers on memory stores and the same RS256 key',
   notes: [
-    'courier-platform: the oauth scenario\'s memory server (Express 5 + `courierPlatform({ courier: false, quota: false, oauth })`, its in-memory OAuth store). oidc-provider 9 on Node\'s http server, its in-memory adapter (`MemoryAdapter`) on a store of a million entries (the default store keeps 1,000, least recently used out first, and under this load forgot the userinfo token within seconds; courier-platform\'s memory store keeps every unexpired token), the same private RS256 JWK in `jwks`, opaque access tokens (its default), userinfo on. Both have one confidential client with client_secret_basic, grants authorization_code + refresh_token.',
+    'courier-platform: the oauth scenario\'s memory server (`courierPlatform({ courier: false, quota: false, oauth })`, its in-memory OAuth store) on Express 5, and the same on Koa 3, the framework oidc-provider is built on. oidc-provider 9 on Node\'s http server, its in-memory adapter (`MemoryAdapter`) on a store of a million entries (the default store keeps 1,000, least recently used out first, and under this load forgot the userinfo token within seconds; courier-platform\'s memory store keeps every unexpired token), the same private RS256 JWK in `jwks`, opaque access tokens (its default), userinfo on. Both have one confidential client with client_secret_basic, grants authorization_code + refresh_token.',
     'Set-up walks each server\'s real HTTP flow for one grant per connection plus one, scope `openid profile offline_access`. courier-platform: authorize → consent → token. oidc-provider: authorize with `prompt=consent` (it drops offline_access without it) → an `interactions.url` handler that logs the user in and grants the asked scope (`provider.interactionFinished`) → resume → token.',
     'refresh: POST to the token endpoint, `grant_type=refresh_token`, client_secret_basic; each virtual connection chains its own grant with the runner\'s keep-alive loop (`chainedLoad`), as in the oauth scenario. Both servers rotate the refresh token on every use (oidc-provider `rotateRefreshToken: true`) and sign a new RS256 id_token into every answer; an answer counts only with a new access token, a new refresh token and an id_token.',
     'userinfo: GET with the spare grant\'s access token (shared by every connection), loaded by autocannon; an answer counts when its `sub` is that grant\'s user.',
@@ -127,11 +134,15 @@ export const oauthPeerScenario: Scenario = {
             const errors = r.errors + u.errors;
             return [spec.label, fixed(r.rps, 0), fixed(r.p50, 1), fixed(r.p99, 1), fixed(u.rps, 0), fixed(u.p50, 0), fixed(u.p99, 0), errors > 0 ? `**${errors}** ⚠` : '0'];
           });
-          const perCpu = (kind: (server: ServerId) => string) => fixed(pairedCpuRatio(summary, kind('platform'), kind('oidc-provider')), 2);
+          const perCpu = (kind: (server: ServerId) => string, platform: ServerId) => fixed(pairedCpuRatio(summary, kind(platform), kind('oidc-provider')), 2);
           return {
             ratios: [],
             notes: [
-              `Per CPU second (the servers' CPU time per request, paired round by round): refresh ${perCpu(refreshId)} ×, userinfo ${perCpu(userinfoId)} × oidc-provider. The servers' CPU includes the RS256 signature, which both run on libuv's thread pool (WebCrypto); the main thread column shows what is left on the event loop.`,
+              ...PLATFORMS.map(
+                (spec) =>
+                  `Per CPU second (the servers' CPU time per request, paired round by round), ${spec.label}: refresh ${perCpu(refreshId, spec.id)} ×, userinfo ${perCpu(userinfoId, spec.id)} × oidc-provider.`,
+              ),
+              "The servers' CPU includes the RS256 signature, which both run on libuv's thread pool (WebCrypto); the main thread column shows what is left on the event loop.",
             ],
             tables: [
               table(
@@ -148,23 +159,25 @@ export const oauthPeerScenario: Scenario = {
 
   ratios(summary): Ratio[] {
     const errorFree = (...ids: string[]) => ids.every((id) => summaryOf(summary, id).errors === 0);
-    const refresh = pairedRatio(summary, refreshId('platform'), refreshId('oidc-provider'));
-    const userinfo = pairedRatio(summary, userinfoId('platform'), userinfoId('oidc-provider'));
-    return [
-      {
-        label: 'refresh_token grant req/s, courier-platform ÷ oidc-provider',
-        value: refresh,
-        unit: '',
-        goal: `≥ ${REFRESH_GOAL}`,
-        pass: refresh >= REFRESH_GOAL && errorFree(refreshId('platform'), refreshId('oidc-provider')),
-      },
-      {
-        label: 'userinfo req/s, courier-platform ÷ oidc-provider',
-        value: userinfo,
-        unit: '',
-        goal: `≥ ${USERINFO_GOAL}`,
-        pass: userinfo >= USERINFO_GOAL && errorFree(userinfoId('platform'), userinfoId('oidc-provider')),
-      },
-    ];
+    return PLATFORMS.flatMap((spec) => {
+      const refresh = pairedRatio(summary, refreshId(spec.id), refreshId('oidc-provider'));
+      const userinfo = pairedRatio(summary, userinfoId(spec.id), userinfoId('oidc-provider'));
+      return [
+        {
+          label: `refresh_token grant req/s, ${spec.label} ÷ oidc-provider`,
+          value: refresh,
+          unit: '',
+          goal: `≥ ${REFRESH_GOAL}`,
+          pass: refresh >= REFRESH_GOAL && errorFree(refreshId(spec.id), refreshId('oidc-provider')),
+        },
+        {
+          label: `userinfo req/s, ${spec.label} ÷ oidc-provider`,
+          value: userinfo,
+          unit: '',
+          goal: `≥ ${USERINFO_GOAL}`,
+          pass: userinfo >= USERINFO_GOAL && errorFree(userinfoId(spec.id), userinfoId('oidc-provider')),
+        },
+      ];
+    });
   },
 };

@@ -15,7 +15,11 @@ import { createFailureThrottle, guardedThrottle } from './throttle.js';
 export interface LoginAttempt {
   /** 0 when the password may be checked; otherwise the seconds to wait (answer 429 with Retry-After). */
   readonly retryAfter: number;
-  /** The password was right: gives back this attempt's reservation. A wrong password needs no call. */
+  /**
+   * The password was right: gives back this attempt's reservation. A wrong password needs no call.
+   * Never rejects: when the store cannot take the give-back now, it is given back once the store
+   * answers again.
+   */
   succeeded(): Promise<void>;
 }
 
@@ -116,7 +120,9 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
         { kind: ADDRESS_AND_USER, id: JSON.stringify([address, user]) },
       ];
       const attempt = await throttle.attempt(keys);
-      return { retryAfter: attempt.retryAfter, succeeded: () => attempt.release() };
+      // The password was right whatever the store does now: the login goes on. A give-back the
+      // store cannot take is tried again once it answers (guardedThrottle), never the host's error.
+      return { retryAfter: attempt.retryAfter, succeeded: () => attempt.release().catch(() => undefined) };
     },
   };
 }

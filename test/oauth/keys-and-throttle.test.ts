@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigurationError } from '../../src/core/errors.js';
 import { oauthMigrationSql, createRedisOAuthStore, type RedisLike } from '../../src/oauth/store/index.js';
 import { createLoginThrottle, type LoginThrottle } from '../../src/oauth/login-throttle.js';
@@ -281,6 +281,39 @@ describeRedis('createLoginThrottle on the Redis OAuth store', () => {
       client.disconnect();
       await proxy.close();
       const direct = new Redis(redisUrl!);
+      const [, keys] = await direct.scan('0', 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      if (keys.length > 0) await direct.del(...keys);
+      await direct.quit();
+    }
+  });
+  it('succeeded() while Redis stops answering resolves all the same (the password was right, the login goes on), and gives the attempt back once Redis answers again', async () => {
+    const proxy = await startTcpProxy(hostPort(redisUrl!, 6379));
+    const client = new Redis(viaProxy(redisUrl!, proxy), { retryStrategy: () => 50, connectTimeout: 500 });
+    client.on('error', () => {});
+    const prefix = `${uniqueName('login_giveback')}:`;
+    const direct = new Redis(redisUrl!);
+    /** The points the throttle's counters hold. */
+    const counted = async () => {
+      const [, keys] = await direct.scan('0', 'MATCH', `${prefix}limits:login:*`, 'COUNT', 1000);
+      const values = keys.length > 0 ? await direct.mget(...keys) : [];
+      return values.reduce((sum, value) => sum + Number(value ?? 0), 0);
+    };
+    try {
+      const logins = createLoginThrottle({ failures: 1, addressFailures: 1, store: createRedisOAuthStore({ client, prefix }) });
+      const attempt = await logins.attempt('demo', '192.0.2.1');
+      expect([attempt.retryAfter, await counted()]).toEqual([0, 2]);
+      proxy.partition();
+      const started = performance.now();
+      await expect(attempt.succeeded()).resolves.toBeUndefined();
+      // Twice the 1 s deadline of a store that answers nothing (docs/stores.md#deadlines-and-outages).
+      expect(performance.now() - started).toBeLessThan(4000);
+      proxy.resume();
+      await vi.waitFor(async () => expect(await counted()).toBe(0), { timeout: 8000, interval: 100 });
+      // A right password is no failure: with a limit of 1 the same user still gets to try.
+      expect((await logins.attempt('demo', '192.0.2.1')).retryAfter).toBe(0);
+    } finally {
+      client.disconnect();
+      await proxy.close();
       const [, keys] = await direct.scan('0', 'MATCH', `${prefix}*`, 'COUNT', 1000);
       if (keys.length > 0) await direct.del(...keys);
       await direct.quit();

@@ -22,9 +22,11 @@ export interface StoreLane {
   readonly width: number;
   /**
    * Resolves with the function that gives the connection back; rejects with a StoreBusyError past
-   * the bound, or at once with `wait: false` when every connection is busy.
+   * the bound, or at once with `wait: false` when every connection is busy. `since`
+   * (performance.now()) is when the call began to wait in this process, if before it came here
+   * (a batch waiting for the one in flight): the bound counts the whole wait.
    */
-  enter(store: string, wait?: boolean): Promise<() => void>;
+  enter(store: string, wait?: boolean, since?: number): Promise<() => void>;
 }
 
 /**
@@ -74,7 +76,7 @@ export function createStoreLane(width: number, maxWaitMs: number): StoreLane {
 
   return {
     width,
-    enter(store, wait = true) {
+    enter(store, wait = true, since?: number) {
       if (busy < width) {
         busy++;
         return Promise.resolve(releaser());
@@ -83,6 +85,8 @@ export function createStoreLane(width: number, maxWaitMs: number): StoreLane {
       if (waiting.length >= MAX_WAITING) {
         return Promise.reject(new StoreBusyError(store, `${MAX_WAITING} calls already wait for one of its ${width} connections`));
       }
+      const left = since === undefined ? maxWaitMs : maxWaitMs - (performance.now() - since);
+      if (left <= 0) return Promise.reject(new StoreBusyError(store, `no connection of its ${width} was free within ${maxWaitMs} ms`));
       return new Promise((resolve, reject) => {
         const waiter: Waiter = {
           admit: () => resolve(releaser()),
@@ -90,7 +94,7 @@ export function createStoreLane(width: number, maxWaitMs: number): StoreLane {
             const at = waiting.indexOf(waiter);
             if (at !== -1) waiting.splice(at, 1);
             reject(new StoreBusyError(store, `no connection of its ${width} was free within ${maxWaitMs} ms`));
-          }, maxWaitMs),
+          }, left),
         };
         waiter.timer.unref?.();
         waiting.push(waiter);

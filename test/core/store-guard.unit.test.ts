@@ -151,6 +151,23 @@ describe('store guard', () => {
     expect(guard.degraded).toBe(false);
   });
 
+  it('the bound counts the whole local wait: a call that already waited elsewhere in the process (a batch behind the one in flight) is shed when its total reaches it', async () => {
+    const lane = createStoreLane(1, 200);
+    const holder = await lane.enter('s');
+    // Waited 150 ms before it came: 50 ms are left of the 200.
+    const started = performance.now();
+    const late = await lane.enter('s', true, started - 150).catch((e: unknown) => e);
+    const waited = performance.now() - started;
+    expect(late).toMatchObject({ code: 'store_busy' });
+    expect(waited).toBeGreaterThanOrEqual(40);
+    expect(waited).toBeLessThan(150);
+    // Waited the whole bound already: shed at once, before it queues.
+    await expect(lane.enter('s', true, performance.now() - 250)).rejects.toMatchObject({ code: 'store_busy' });
+    // With a connection free, no call is shed, however long it waited before.
+    holder();
+    (await lane.enter('s', true, performance.now() - 250))();
+  });
+
   it(`the lane sheds the call that would wait behind ${MAX_WAITING} others`, async () => {
     const lane = createStoreLane(1, 10_000);
     const holder = await lane.enter('s');

@@ -104,6 +104,8 @@ interface Call {
   reject: (error: unknown) => void;
   /** Hears when the batch goes to the database. */
   guarded: StoreCall | undefined;
+  /** When the call began to wait here (performance.now()). */
+  since: number;
 }
 
 /**
@@ -213,7 +215,8 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
   const send = async ({ request, calls }: Batch<ConsumeRequest, Call>): Promise<void> => {
     let release: (() => void) | undefined;
     try {
-      release = await lane?.enter('quota store', !calls.some((call) => call.guarded?.failing));
+      // The local queue's bound counts the wait for the batch in flight too: calls[0] came first.
+      release = await lane?.enter('quota store', !calls.some((call) => call.guarded?.failing), calls[0]?.since);
     } catch (error) {
       for (const call of calls) call.reject(error);
       return;
@@ -305,7 +308,8 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
       // Waiting for the migration, a batch in flight or a connection is local: no deadline runs.
       guarded?.waiting();
       await ensureReady();
-      return new Promise((resolve, reject) => batches.add(batchKey(request), request, { cost: request.cost, resolve, reject, guarded }));
+      const since = performance.now();
+      return new Promise((resolve, reject) => batches.add(batchKey(request), request, { cost: request.cost, resolve, reject, guarded, since }));
     },
     async peek(request: PeekRequest): Promise<number[]> {
       await ensureReady();

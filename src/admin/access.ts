@@ -49,7 +49,7 @@ export function adminAccess(
     sameSite(request);
     const bearer = bearerToken(request);
     if (bearer !== undefined && expected) {
-      // Counted as the OAuth limits count (docs/oauth.md): an IPv6 caller by its /56.
+      // Counted as the OAuth limits count (docs/oauth.md#brute-force-limits).
       const address = countedAddress(clientIp(request));
       const wait = await failures.reserve(address);
       if (wait > 0) throw new TooManyFailuresError(`Too many wrong admin tokens from this address; retry in ${wait} seconds`, wait);

@@ -55,7 +55,7 @@ export function clientAddress(
   };
 }
 
-/** The eight 16-bit groups of an IPv6 address, or undefined when it is none. */
+/** The eight 16-bit groups of an IPv6 address (a zone id dropped), or undefined when it is none. */
 function ipv6Groups(ip: string): number[] | undefined {
   if (!isIPv6(ip)) return undefined;
   // The URL parser writes the address in its canonical form (RFC 5952): hex groups and one "::".
@@ -66,17 +66,60 @@ function ipv6Groups(ip: string): number[] | undefined {
   return [...front, ...Array<string>(8 - front.length - back.length).fill('0'), ...back].map((group) => parseInt(group, 16));
 }
 
+type Counted = 'embedded IPv4' | 'Teredo client' | 'address';
+
 /**
- * What the brute-force limits count as one caller: an IPv4 address as it is (an IPv4-mapped IPv6
- * address too, as a dual-stack socket reports IPv4 peers), an IPv6 address by its /56 network.
- * One end site is given a whole /56 or /64 (RFC 6177), so counting single IPv6 addresses would
- * hand a guesser billions of fresh counts; express-rate-limit's ipKeyGenerator counts /56 too.
+ * Ranges whose /56 would hold unrelated callers, first match wins: [leading groups, prefix bits,
+ * what counts]. Left at /56, as any site's block: 6to4 2002::/16 (the /56 lies inside the one
+ * IPv4's /48, RFC 3056 2) and unique local fc00::/7 (inside one site's /48, RFC 4193 3.1).
+ */
+const SPECIAL_RANGES: readonly (readonly [readonly number[], number, Counted])[] = [
+  // RFC 4291 2.5.5.2: a dual-stack socket reports IPv4 peers as ::ffff:a.b.c.d.
+  [[0, 0, 0, 0, 0, 0xffff], 96, 'embedded IPv4'],
+  // RFC 6052 2.1: a translator presents every IPv4 client as 64:ff9b::a.b.c.d.
+  [[0x64, 0xff9b, 0, 0, 0, 0], 96, 'embedded IPv4'],
+  // RFC 8215: the operator picks the prefix length (RFC 6052 2.2; /64 is deployed), so the IPv4
+  // need not be the last 32 bits; the whole address stands for one IPv4 client at any length.
+  [[0x64, 0xff9b, 1], 48, 'address'],
+  // RFC 4380 4: bits 32-63 are the Teredo server's IPv4, so its clients share the /56. The key is
+  // the client's public IPv4 (the last 32 bits, inverted), not the whole address, from which one
+  // IPv4 could mint fresh counts by port, random flags and server; the IPv4 cannot be forged, as
+  // replies reach the client only through it.
+  [[0x2001, 0], 32, 'Teredo client'],
+  // RFC 4291 2.5.6: every on-link neighbour shares fe80::/64.
+  [[0xfe80], 10, 'address'],
+  // RFC 4291 2.5.2, 2.5.3: the unspecified and loopback addresses, each one host.
+  [[0, 0, 0, 0, 0, 0, 0, 0], 128, 'address'],
+  [[0, 0, 0, 0, 0, 0, 0, 1], 128, 'address'],
+  // RFC 4291 2.5.5.1: the deprecated IPv4-compatible ::a.b.c.d.
+  [[0, 0, 0, 0, 0, 0], 96, 'embedded IPv4'],
+];
+
+function inRange(groups: readonly number[], prefix: readonly number[], bits: number): boolean {
+  return prefix.every((group, index) => {
+    const maskBits = Math.min(16, Math.max(0, bits - index * 16));
+    const mask = (0xffff << (16 - maskBits)) & 0xffff;
+    return (groups[index]! & mask) === group;
+  });
+}
+
+function ipv4Of(high: number, low: number): string {
+  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
+}
+
+/**
+ * What the brute-force limits count as one caller: an IPv4 address as it is, an IPv6 address by
+ * its /56 network. One end site is given a whole /56 or /64 (RFC 6177), so counting single IPv6
+ * addresses would hand a guesser billions of fresh counts; express-rate-limit's ipKeyGenerator
+ * counts /56 too. Where a /56 holds unrelated callers (SPECIAL_RANGES) an address embedding a
+ * client's IPv4 counts as that IPv4, and a link-local address as itself.
  */
 export function countedAddress(ip: string): string {
   const groups = ipv6Groups(ip);
   if (!groups) return ip;
-  if (groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff) {
-    return [groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8, groups[7]! & 0xff].join('.');
-  }
+  const counted = SPECIAL_RANGES.find(([prefix, bits]) => inRange(groups, prefix, bits))?.[2];
+  if (counted === 'embedded IPv4') return ipv4Of(groups[6]!, groups[7]!);
+  if (counted === 'Teredo client') return ipv4Of(groups[6]! ^ 0xffff, groups[7]! ^ 0xffff);
+  if (counted === 'address') return groups.map((group) => group.toString(16)).join(':');
   return `${[groups[0]!, groups[1]!, groups[2]!, groups[3]! & 0xff00].map((group) => group.toString(16)).join(':')}::/56`;
 }

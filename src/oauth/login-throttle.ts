@@ -77,7 +77,7 @@ const LOGIN_COUNT_TIMEOUT_MS = 1000;
 
 /**
  * For the host's login page: limits failed logins per address and user name (any case), and per
- * address; an IPv6 address counts by its /56 network.
+ * address, an IPv6 address by its /56 network but for the ranges docs/oauth.md#brute-force-limits lists.
  *
  * @example
  * const logins = createLoginThrottle({ store }); // the platform's OAuth store

@@ -11,7 +11,27 @@ describe('countedAddress: what the brute-force limits count as one caller', () =
     ['2001:db8:0:1200::1', '2001:db8:0:1200::/56'],
     ['2001:db8:0:12ff:ffff:ffff:ffff:ffff', '2001:db8:0:1200::/56'],
     ['2001:0DB8:0000:12ab:0:0:0:5', '2001:db8:0:1200::/56'],
-    ['fe80::1%eth0', 'fe80:0:0:0::/56'],
+    // RFC 3056 2: a 6to4 site's /48 is its own IPv4's, so its /56 holds no stranger.
+    ['2002:c633:6407:12ab::1', '2002:c633:6407:1200::/56'],
+    // RFC 4193 3.1: a unique local /48 is one site's.
+    ['fd12:3456:789a:12ab::1', 'fd12:3456:789a:1200::/56'],
+    // RFC 6052 2.1: a translator's well-known prefix holds every IPv4 client; each counts as its IPv4.
+    ['64:ff9b::198.51.100.7', '198.51.100.7'],
+    ['64:ff9b::c633:6407', '198.51.100.7'],
+    // RFC 8215: the local-use prefix may carry the IPv4 anywhere (RFC 6052 2.2); the whole address counts.
+    ['64:ff9b:1::198.51.100.7', '64:ff9b:1:0:0:0:c633:6407'],
+    ['64:ff9b:1:c633:64:700::', '64:ff9b:1:c633:64:700:0:0'],
+    // RFC 4291 2.5.5.1: an IPv4-compatible address counts as its IPv4.
+    ['::198.51.100.7', '198.51.100.7'],
+    // RFC 4291 2.5.2, 2.5.3: the unspecified and loopback addresses are one host each.
+    ['::', '0:0:0:0:0:0:0:0'],
+    ['::1', '0:0:0:0:0:0:0:1'],
+    // RFC 4380 4: a Teredo address counts as its client's public IPv4, stored inverted (RFC 4380 Figure 1).
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', '192.0.2.45'],
+    // RFC 4291 2.5.6: a link-local address is one neighbour; the zone id names the host's own link.
+    ['fe80::1%eth0', 'fe80:0:0:0:0:0:0:1'],
+    ['FE80::1%2', 'fe80:0:0:0:0:0:0:1'],
+    ['febf:ffff::1', 'febf:ffff:0:0:0:0:0:1'],
     ['not an address', 'not an address'],
   ])('%s counts as %s', (ip, counted) => {
     expect(countedAddress(ip)).toBe(counted);
@@ -19,5 +39,20 @@ describe('countedAddress: what the brute-force limits count as one caller', () =
 
   it('neighbouring /56 networks count apart', () => {
     expect(countedAddress('2001:db8:0:1300::1')).not.toBe(countedAddress('2001:db8:0:1200::1'));
+  });
+
+  it('RFC 6052 2.1: two IPv4 clients behind one NAT64 translator count apart, and as their own IPv4', () => {
+    expect(countedAddress('64:ff9b::192.0.2.1')).not.toBe(countedAddress('64:ff9b::192.0.2.2'));
+    expect(countedAddress('64:ff9b::192.0.2.1')).toBe(countedAddress('192.0.2.1'));
+  });
+
+  it('RFC 4380 4: two clients of one Teredo server count apart; one client counts once whatever its port', () => {
+    // Server 65.54.227.120; clients 192.0.2.45 and 192.0.2.46, inverted in the last 32 bits.
+    expect(countedAddress('2001:0:4136:e378:8000:63bf:3fff:fdd2')).not.toBe(countedAddress('2001:0:4136:e378:8000:63bf:3fff:fdd1'));
+    expect(countedAddress('2001:0:4136:e378:8000:1234:3fff:fdd2')).toBe(countedAddress('192.0.2.45'));
+  });
+
+  it('RFC 4291 2.5.6: two on-link neighbours count apart', () => {
+    expect(countedAddress('fe80::1')).not.toBe(countedAddress('fe80::2'));
   });
 });

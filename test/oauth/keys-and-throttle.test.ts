@@ -53,7 +53,7 @@ function loginThrottleSuite(makeStores: () => StoreFactory) {
     expect((await logins.attempt('someone-else', '192.0.2.9')).retryAfter).toBe(0);
   });
 
-  it('counts an IPv6 address by its /56 and an IPv4-mapped address as its IPv4 address', async () => {
+  it('counts an IPv6 address by its /56, and an IPv4-mapped or NAT64 address as its IPv4 address', async () => {
     const logins = throttle(2);
     // 2001:db8:0:1::1 and 2001:db8:0:ff::9 lie in one /56; 2001:db8:0:100:: starts the next.
     for (const ip of ['2001:db8:0:1::1', '2001:db8:0:ff::9']) expect((await logins.attempt('demo', ip)).retryAfter).toBe(0);
@@ -61,6 +61,9 @@ function loginThrottleSuite(makeStores: () => StoreFactory) {
     expect((await logins.attempt('demo', '2001:db8:0:100::1')).retryAfter).toBe(0);
     for (let i = 0; i < 2; i++) await logins.attempt('demo', '192.0.2.10');
     expect((await logins.attempt('demo', '::ffff:192.0.2.10')).retryAfter).toBeGreaterThan(0);
+    // RFC 6052 2.1: a NAT64 translator presents 192.0.2.10 as 64:ff9b::192.0.2.10, its neighbours beside it.
+    expect((await logins.attempt('demo', '64:ff9b::192.0.2.10')).retryAfter).toBeGreaterThan(0);
+    expect((await logins.attempt('demo', '64:ff9b::192.0.2.11')).retryAfter).toBe(0);
   });
 
   it('100 concurrent attempts at one user name from one address let exactly the limit check a password', async () => {

@@ -66,12 +66,12 @@ function ipv6Groups(ip: string): number[] | undefined {
   return [...front, ...Array<string>(8 - front.length - back.length).fill('0'), ...back].map((group) => parseInt(group, 16));
 }
 
-type Counted = 'embedded IPv4' | 'Teredo client' | 'address';
+type Counted = 'embedded IPv4' | '6to4 IPv4' | 'Teredo client' | 'link' | 'address';
 
 /**
- * Ranges whose /56 would hold unrelated callers, first match wins: [leading groups, prefix bits,
- * what counts]. Left at /56, as any site's block: 6to4 2002::/16 (the /56 lies inside the one
- * IPv4's /48, RFC 3056 2) and unique local fc00::/7 (inside one site's /48, RFC 4193 3.1).
+ * Ranges where the /56 would not be one site's, first match wins: [leading groups, prefix bits,
+ * what counts]. Left at /56, as any site's block: unique local fc00::/7 (inside one site's /48,
+ * RFC 4193 3.1).
  */
 const SPECIAL_RANGES: readonly (readonly [readonly number[], number, Counted])[] = [
   // RFC 4291 2.5.5.2: a dual-stack socket reports IPv4 peers as ::ffff:a.b.c.d.
@@ -86,8 +86,11 @@ const SPECIAL_RANGES: readonly (readonly [readonly number[], number, Counted])[]
   // IPv4 could mint fresh counts by port, random flags and server; the IPv4 cannot be forged, as
   // replies reach the client only through it.
   [[0x2001, 0], 32, 'Teredo client'],
-  // RFC 4291 2.5.6: every on-link neighbour shares fe80::/64.
-  [[0xfe80], 10, 'address'],
+  // RFC 3056 2: a 6to4 site's /48 is its IPv4's (bits 16-47), 256 /56s of one caller.
+  [[0x2002], 16, '6to4 IPv4'],
+  // RFC 4291 2.5.6: a host picks its link-local addresses freely, so single addresses would be
+  // fresh counts for the asking; the link counts as one site, as a /56 does.
+  [[0xfe80], 10, 'link'],
   // RFC 4291 2.5.2, 2.5.3: the unspecified and loopback addresses, each one host.
   [[0, 0, 0, 0, 0, 0, 0, 0], 128, 'address'],
   [[0, 0, 0, 0, 0, 0, 0, 1], 128, 'address'],
@@ -111,15 +114,18 @@ function ipv4Of(high: number, low: number): string {
  * What the brute-force limits count as one caller: an IPv4 address as it is, an IPv6 address by
  * its /56 network. One end site is given a whole /56 or /64 (RFC 6177), so counting single IPv6
  * addresses would hand a guesser billions of fresh counts; express-rate-limit's ipKeyGenerator
- * counts /56 too. Where a /56 holds unrelated callers (SPECIAL_RANGES) an address embedding a
- * client's IPv4 counts as that IPv4, and a link-local address as itself.
+ * counts /56 too. Where the /56 is not one site's (SPECIAL_RANGES) an address embedding a
+ * client's IPv4 counts as that IPv4, and a link-local address by its link.
  */
 export function countedAddress(ip: string): string {
   const groups = ipv6Groups(ip);
   if (!groups) return ip;
   const counted = SPECIAL_RANGES.find(([prefix, bits]) => inRange(groups, prefix, bits))?.[2];
   if (counted === 'embedded IPv4') return ipv4Of(groups[6]!, groups[7]!);
+  if (counted === '6to4 IPv4') return ipv4Of(groups[1]!, groups[2]!);
   if (counted === 'Teredo client') return ipv4Of(groups[6]! ^ 0xffff, groups[7]! ^ 0xffff);
+  // The zone id names the link on this host (RFC 4007 11): one count per link.
+  if (counted === 'link') return `fe80::/10%${(ip.split('%')[1] ?? '').toLowerCase()}`;
   if (counted === 'address') return groups.map((group) => group.toString(16)).join(':');
   return `${[groups[0]!, groups[1]!, groups[2]!, groups[3]! & 0xff00].map((group) => group.toString(16)).join(':')}::/56`;
 }

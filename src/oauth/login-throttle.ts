@@ -101,9 +101,9 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
   });
   // An attempt is one store call with the platform's default deadline, like client
   // authentication's (docs/stores.md#deadlines-and-outages). On a pool it takes one connection
-  // from the pool's local queue for the whole attempt, and its deadline starts there: a store
-  // that hangs keeps no connection past it, so the platform's calls still reach the store, find
-  // it down and answer 503 (docs/stores.md#the-local-queue). On Redis a client waits for a store
+  // from the pool's local queue for the whole attempt, and its deadline starts there: past it the
+  // attempt gives back its place in the queue, so the platform's calls still reach the store,
+  // find it down and answer 503 (docs/stores.md#the-local-queue). On Redis a client waits for a store
   // that stopped answering as long as it stays silent (its offline queue, a partition): without
   // the deadline the host's login page would hang as long. A count that landed late or part-way
   // is given back once the store answers, so an outage never counts as failed logins.

@@ -11,8 +11,9 @@ describe('countedAddress: what the brute-force limits count as one caller', () =
     ['2001:db8:0:1200::1', '2001:db8:0:1200::/56'],
     ['2001:db8:0:12ff:ffff:ffff:ffff:ffff', '2001:db8:0:1200::/56'],
     ['2001:0DB8:0000:12ab:0:0:0:5', '2001:db8:0:1200::/56'],
-    // RFC 3056 2: a 6to4 site's /48 is its own IPv4's, so its /56 holds no stranger.
-    ['2002:c633:6407:12ab::1', '2002:c633:6407:1200::/56'],
+    // RFC 3056 2: a 6to4 site's /48 is its IPv4's: every /56 of it counts as that IPv4.
+    ['2002:c633:6407:12ab::1', '198.51.100.7'],
+    ['2002:c633:6407:ff00::1', '198.51.100.7'],
     // RFC 4193 3.1: a unique local /48 is one site's.
     ['fd12:3456:789a:12ab::1', 'fd12:3456:789a:1200::/56'],
     // RFC 6052 2.1: a translator's well-known prefix holds every IPv4 client; each counts as its IPv4.
@@ -28,10 +29,10 @@ describe('countedAddress: what the brute-force limits count as one caller', () =
     ['::1', '0:0:0:0:0:0:0:1'],
     // RFC 4380 4: a Teredo address counts as its client's public IPv4, stored inverted (RFC 4380 Figure 1).
     ['2001:0:4136:e378:8000:63bf:3fff:fdd2', '192.0.2.45'],
-    // RFC 4291 2.5.6: a link-local address is one neighbour; the zone id names the host's own link.
-    ['fe80::1%eth0', 'fe80:0:0:0:0:0:0:1'],
-    ['FE80::1%2', 'fe80:0:0:0:0:0:0:1'],
-    ['febf:ffff::1', 'febf:ffff:0:0:0:0:0:1'],
+    // RFC 4291 2.5.6: a host picks its link-local addresses, so the link counts, named by its zone id (RFC 4007 11).
+    ['fe80::1%eth0', 'fe80::/10%eth0'],
+    ['FE80::1%ETH0', 'fe80::/10%eth0'],
+    ['febf:ffff::1', 'fe80::/10%'],
     ['not an address', 'not an address'],
   ])('%s counts as %s', (ip, counted) => {
     expect(countedAddress(ip)).toBe(counted);
@@ -52,7 +53,13 @@ describe('countedAddress: what the brute-force limits count as one caller', () =
     expect(countedAddress('2001:0:4136:e378:8000:1234:3fff:fdd2')).toBe(countedAddress('192.0.2.45'));
   });
 
-  it('RFC 4291 2.5.6: two on-link neighbours count apart', () => {
-    expect(countedAddress('fe80::1')).not.toBe(countedAddress('fe80::2'));
+  it('RFC 4291 2.5.6: fresh link-local addresses on one link are one caller; another link counts apart', () => {
+    expect(countedAddress('fe80::1%eth0')).toBe(countedAddress('fe80::2%eth0'));
+    expect(countedAddress('fe80::1%eth0')).not.toBe(countedAddress('fe80::1%eth1'));
+  });
+
+  it('RFC 3056 2: fresh /56 networks of one 6to4 site are one caller, its IPv4', () => {
+    expect(countedAddress('2002:c633:6407:100::1')).toBe(countedAddress('2002:c633:6407:200::1'));
+    expect(countedAddress('2002:c633:6407::1')).toBe(countedAddress('198.51.100.7'));
   });
 });

@@ -13,7 +13,7 @@
  */
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import type { LogFields, Logger } from '../../src/core/logger.js';
 import { createPostgresOAuthStore, createRedisOAuthStore, type OAuthStore } from '../../src/oauth/store/index.js';
 import { createPostgresQuotaStore, createRedisQuotaStore, type QuotaStore } from '../../src/quota/index.js';
@@ -26,7 +26,10 @@ const DEADLINE_MS = 300;
 /** An answer later than the deadline by more than this is slow. */
 const MARGIN_MS = 700;
 const ORDER_LIMIT = 5;
-const PHASE_MS = { warm: 800, quotaCut: 1200, bothCut: 1500, healed: 2500 };
+/** Answers of every kind a phase waits for once what starts it has shown (a warning, the notices). */
+const PER_PHASE = 3;
+/** A phase that has not shown what it waits for by then has failed. */
+const PHASE_LIMIT_MS = 15_000;
 
 interface Stores {
   oauth: OAuthStore;
@@ -175,14 +178,41 @@ function describeCut(name: string, suite: (name: string, body: () => void) => vo
 
         const cut = (proxy: TcpProxy) => (fault === 'reset' ? proxy.cut() : proxy.partition());
         const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-        await pause(PHASE_MS.warm);
+        // Each phase lasts until what it is there to show has been seen, not for a fixed time: the
+        // warning (or notice) that starts it, then PER_PHASE more answers of every kind.
+        const kinds = ['ping', 'userinfo', 'order', 'refresh'] as const;
+        const until = (what: string, ready: () => boolean) =>
+          vi.waitFor(
+            () => {
+              if (!ready()) throw new Error(`still waiting for ${what}; answers so far: ${answers.length}`);
+            },
+            { timeout: PHASE_LIMIT_MS, interval: 20 },
+          );
+        const logs = (level: string, message: string) => logger.lines.slice(logFrom).some((line) => line.level === level && line.message.startsWith(message));
+        const answersOfEveryKind = async (what: string, ok: readonly Answer['kind'][] = []) => {
+          const from = answers.length;
+          await until(`${PER_PHASE} answers of every kind ${what}`, () => {
+            const since = answers.slice(from);
+            return (
+              kinds.every((kind) => since.filter((a) => a.kind === kind).length >= PER_PHASE) &&
+              ok.every((kind) => since.some((a) => a.kind === kind && a.status === 200))
+            );
+          });
+        };
+        await answersOfEveryKind('before the cut', ['ping', 'userinfo', 'refresh']);
         cut(stores.quotaProxy);
-        await pause(PHASE_MS.quotaCut);
+        await until('the quota store warning', () => logs('warn', 'quota store unavailable'));
+        await answersOfEveryKind('with the quota store cut');
         cut(stores.oauthProxy);
-        await pause(PHASE_MS.bothCut);
+        await until('the OAuth store warning', () => logs('warn', `OAuth store (${name}) unavailable`));
+        await answersOfEveryKind('with both stores cut');
         stores.quotaProxy.resume();
         stores.oauthProxy.resume();
-        await pause(PHASE_MS.healed);
+        await until('both notices', () => logs('info', 'quota store available again') && logs('info', `OAuth store (${name}) available again`));
+        await answersOfEveryKind('after the stores are back', ['ping', 'userinfo', 'refresh']);
+        // Long enough for a call issued after the recovery to be judged silent (twice the
+        // deadline): a second outage would show as a second warning.
+        await pause(2 * DEADLINE_MS);
         running = false;
         await Promise.all(workers);
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigurationError } from '../../src/core/errors.js';
-import { oauthMigrationSql, createRedisOAuthStore } from '../../src/oauth/store/index.js';
+import { oauthMigrationSql, createPostgresOAuthStore, createRedisOAuthStore } from '../../src/oauth/store/index.js';
 import { createLoginThrottle, type LoginThrottle } from '../../src/oauth/login-throttle.js';
 import { countFailures, createFailureThrottle, guardedThrottle, ReservationFailedError } from '../../src/oauth/throttle.js';
 import { failureWindows, type FailureWindows } from '../../src/oauth/failure-windows.js';
@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { StoreTimeoutError } from '../../src/core/store-errors.js';
 import { databaseUrl, describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
-import { hostPort, startTcpProxy, viaProxy } from '../support/tcp-proxy.js';
+import { hostPort, startTcpProxy, viaProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { memoryStores, postgresStores, redisStores, type StoreFactory } from './shared-stores.js';
 
 /** `failures` attempts at once: how many may check the password, and what the rest must wait. */
@@ -340,6 +340,40 @@ function sharedLoginSuite(makeStores: () => StoreFactory) {
   });
 }
 
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A user who signs in with the right password (limit 2) while the store's connections break at
+ * varying points of the attempt: before a count left, after it landed but before its answer came
+ * back (the answer is lost; a Redis client resends it after reconnecting), or during a give-back.
+ * Whatever was lost, the user signs in once the store answers again, and nothing stays counted.
+ */
+async function signInThroughBrokenConnections(logins: LoginThrottle, proxy: TcpProxy, counted: () => Promise<number>, firstCutMs: number) {
+  await (await logins.attempt('demo', '192.0.2.1')).succeeded();
+  for (let i = 0; i < 12; i++) {
+    const attempt = logins.attempt('demo', '192.0.2.1').then(
+      (answered) => (answered.retryAfter === 0 ? answered.succeeded() : undefined),
+      () => undefined,
+    );
+    // Every round trip takes 80 ms through the proxy: the cuts fall on different steps.
+    await pause(firstCutMs + (i % 6) * 45);
+    proxy.cut();
+    await pause(10);
+    proxy.resume();
+    await attempt;
+  }
+  // The user tries again: the store answers, so what the breaks kept from being given back is given back.
+  await vi.waitFor(
+    async () => {
+      const again = await logins.attempt('demo', '192.0.2.1');
+      if (again.retryAfter === 0) await again.succeeded();
+      expect(again.retryAfter).toBe(0);
+    },
+    { timeout: 10_000, interval: 200 },
+  );
+  await vi.waitFor(async () => expect(await counted()).toBe(0), { timeout: 5000, interval: 100 });
+}
+
 describeRedis('createLoginThrottle on the Redis OAuth store', () => {
   sharedLoginSuite(redisStores);
 
@@ -356,6 +390,28 @@ describeRedis('createLoginThrottle on the Redis OAuth store', () => {
       }
     } finally {
       await stores.close();
+    }
+  });
+  it('a user signing in through Redis connections that break mid-answer is never locked out: lost answers are given back, resent counts land once', async () => {
+    const proxy = await startTcpProxy(hostPort(redisUrl!, 6379), { chunkMs: 40 });
+    const client = new Redis(viaProxy(redisUrl!, proxy), { retryStrategy: () => 20, connectTimeout: 500 });
+    client.on('error', () => {});
+    const prefix = `${uniqueName('login_lost')}:`;
+    const direct = new Redis(redisUrl!);
+    const counted = async () => {
+      const [, keys] = await direct.scan('0', 'MATCH', `${prefix}failures:login:*`, 'COUNT', 1000);
+      const sizes = await Promise.all(keys.map((key) => direct.scard(key)));
+      return sizes.reduce((sum, size) => sum + size, 0);
+    };
+    try {
+      const logins = createLoginThrottle({ failures: 2, store: createRedisOAuthStore({ client, prefix }) });
+      await signInThroughBrokenConnections(logins, proxy, counted, 60);
+    } finally {
+      client.disconnect();
+      await proxy.close();
+      const [, keys] = await direct.scan('0', 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      if (keys.length > 0) await direct.del(...keys);
+      await direct.quit();
     }
   });
   it('a Redis that stops answering (a partition, ioredis defaults as docs/deployment.md has them) rejects attempt() with a StoreTimeoutError at its deadline, never hangs, and counts again once it answers', async () => {
@@ -435,6 +491,27 @@ describePostgres('createLoginThrottle on the PostgreSQL OAuth store', () => {
       const { rows } = await stores.pool().query('SELECT count(*)::int AS n FROM "' + stores.schema + '".oauth_failure_windows');
       expect(rows[0].n).toBe(2);
     } finally {
+      await stores.close();
+    }
+  });
+
+  it('a user signing in through PostgreSQL connections that break mid-answer is never locked out: lost answers are given back', async () => {
+    const stores = postgresStores();
+    const proxy = await startTcpProxy(hostPort(databaseUrl!, 5432), { chunkMs: 40 });
+    const pool = new pg.Pool({ connectionString: viaProxy(databaseUrl!, proxy), max: 2, connectionTimeoutMillis: 500 });
+    pool.on('error', () => {});
+    try {
+      await createPostgresOAuthStore({ pool: stores.pool(), schema: stores.schema }).migrate();
+      const counted = async () => {
+        const { rows } = await stores.pool().query(`SELECT coalesce(sum(cardinality(ids)), 0)::int AS n FROM "${stores.schema}".oauth_failure_windows`);
+        return rows[0].n as number;
+      };
+      const logins = createLoginThrottle({ failures: 2, store: createPostgresOAuthStore({ pool, schema: stores.schema }) });
+      // A new connection's handshake takes a few round trips first.
+      await signInThroughBrokenConnections(logins, proxy, counted, 300);
+    } finally {
+      await pool.end().catch(() => undefined);
+      await proxy.close();
       await stores.close();
     }
   });

@@ -1,17 +1,17 @@
-import { createHash } from 'node:crypto';
-import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { createHash, randomUUID } from 'node:crypto';
 import { configurationError } from '../core/errors.js';
 import type { StoreGuard } from '../core/store-guard.js';
-import type { PostgresOAuthStore, PostgresRateLimitStore } from './store/postgres.js';
-import type { RedisOAuthStore, RedisRateLimitStore } from './store/redis.js';
+import { failureWindows, type FailureWindow, type FailureWindows } from './failure-windows.js';
 import type { OAuthStore } from './store/types.js';
 
 /**
- * Brute-force protection built on rate-limiter-flexible. Every attempt reserves one failure on
- * each of its keys (an IP, an IP with a client id or a user name) before the secret is checked, so
- * concurrent guesses cannot pass the limit together; a success, or a refusal that checked nothing,
- * gives back only its own reservation, so it never erases failures that other attempts made. Keys
- * are counted whether the client or user exists or not, so a refusal reveals nothing.
+ * Brute-force protection. Every attempt reserves one failure on each of its keys (an IP, an IP
+ * with a client id or a user name) before the secret is checked, so concurrent guesses cannot
+ * pass the limit together; a success, or a refusal that checked nothing, gives back only its own
+ * reservation, so it never erases failures that other attempts made. Keys are counted whether the
+ * client or user exists or not, so a refusal reveals nothing. An attempt is counted by its own
+ * random id (failure-windows.ts): a reservation or give-back sent twice lands once, and an
+ * attempt that lost a reservation's answer gives back every key it tried.
  */
 export interface ThrottledAttempt {
   /** 0 when the secret may be checked; otherwise the seconds to wait (answer 429 with Retry-After). */
@@ -40,66 +40,15 @@ export interface FailureThrottle {
 export interface FailureThrottleOptions {
   /** Failures allowed within the window, per key of each kind. */
   failures: Readonly<Record<string, number>>;
+  /** Fixed from the first failure a key counts (docs/oauth.md, "Brute-force limits"). */
   windowSeconds: number;
-  /** Names the counters, so two throttles on one store keep apart. */
+  /** Names the windows, so two throttles on one store keep apart. */
   name: string;
   /** Count on this store's Redis or PostgreSQL, shared by every process on it; else in memory. */
   store?: OAuthStore;
 }
 
-/** The limiter's table, in the PostgreSQL store's schema. */
-const RATE_LIMIT_TABLE = 'oauth_rate_limits';
-
-interface Limits {
-  points: number;
-  duration: number;
-  keyPrefix: string;
-}
-
-type LimiterSource = () => Promise<RateLimiterAbstract>;
-
-function memoryLimiter(base: Limits): LimiterSource {
-  const limiter = Promise.resolve(new RateLimiterMemory(base));
-  return () => limiter;
-}
-
-function redisLimiter(base: Limits, shared: RedisRateLimitStore): LimiterSource {
-  const client = shared.client as Partial<Record<'multi' | 'defineCommand', unknown>>;
-  if (typeof client.multi !== 'function' || typeof client.defineCommand !== 'function') {
-    throw configurationError('invalid_option', 'client', 'the brute-force limits need an ioredis Redis or Cluster (with multi and defineCommand) as the client of createRedisOAuthStore');
-  }
-  const limiter = Promise.resolve(new RateLimiterRedis({ ...base, storeClient: client, keyPrefix: `${shared.keyPrefix}limits:${base.keyPrefix}` }));
-  return () => limiter;
-}
-
-/**
- * The table is created (by rate-limiter-flexible, unless the store leaves migrations to the
- * operator) once the store's own migration has made the schema. A failed start is retried by the
- * next attempt. Statement names are dropped: pg refuses one name for two texts on a connection,
- * which two schemas on one pool would otherwise do.
- */
-function postgresLimiter(base: Limits, shared: PostgresRateLimitStore): LimiterSource {
-  const storeClient = { query: ({ text, values }: { text: string; values?: unknown[] }) => shared.pool.query(text, values) };
-  let limiter: Promise<RateLimiterAbstract> | undefined;
-  const start = async () => {
-    await shared.ready();
-    let created: RateLimiterPostgres | undefined;
-    await new Promise<void>((resolve, reject) => {
-      const options = { ...base, storeClient, storeType: 'pool', schemaName: shared.schema, tableName: RATE_LIMIT_TABLE, tableCreated: !shared.createTable };
-      created = new RateLimiterPostgres(options, (error?: unknown) => (error ? reject(error) : resolve()));
-    });
-    return created!;
-  };
-  return () => {
-    limiter ??= start().catch((error: unknown) => {
-      limiter = undefined;
-      throw error;
-    });
-    return limiter;
-  };
-}
-
-/** Fixed length whatever the caller sent (PostgreSQL keys are varchar(255)), and no user name or IP in the clear. */
+/** Fixed length whatever the caller sent, and no user name or IP in the clear. */
 const storedKey = (key: string) => createHash('sha256').update(key).digest('base64url');
 
 const secondsUntil = (ms: number) => Math.max(Math.ceil(ms / 1000), 1);
@@ -111,38 +60,38 @@ function limitOf(failures: FailureThrottleOptions['failures'], kind: string): nu
 }
 
 export function createFailureThrottle({ failures, windowSeconds, name, store }: FailureThrottleOptions): FailureThrottle {
-  // Each kind of key has its own limit, compared below: the limiter's points only count.
-  const base: Limits = { points: Math.max(...Object.values(failures)), duration: windowSeconds, keyPrefix: name };
-  // The Redis and PostgreSQL stores say where they let the limits count; other stores do not.
-  const shared = (store as Partial<RedisOAuthStore | PostgresOAuthStore> | undefined)?.rateLimitStore;
-  const limiter =
-    shared?.kind === 'redis' ? redisLimiter(base, shared) : shared?.kind === 'postgres' ? postgresLimiter(base, shared) : memoryLimiter(base);
+  return countFailures(failures, failureWindows(store, name, windowSeconds * 1000));
+}
+
+/** The throttle on windows of the caller's choosing: createFailureThrottle picks them from the store. */
+export function countFailures(failures: FailureThrottleOptions['failures'], windows: FailureWindows): FailureThrottle {
   return {
     async attempt(counted, abandoned) {
       const limits = counted.map(({ kind }) => limitOf(failures, kind));
-      const counters = await limiter();
       const keys = counted.map(({ kind, id }) => storedKey(`${kind}:${id}`));
       // A key already at its limit refuses without touching any count, so a blocked IP cannot
       // run up the counts of the other keys it names. Every step reads one key after the other:
       // an attempt holds one connection of a pool at a time (docs/stores.md#the-local-queue).
-      const states: Awaited<ReturnType<RateLimiterAbstract['get']>>[] = [];
-      for (const key of keys) states.push(await counters.get(key));
-      const blocked = states.filter((state, i) => state !== null && state.consumedPoints >= limits[i]! && state.msBeforeNext > 0);
-      if (blocked.length > 0) return { retryAfter: secondsUntil(Math.max(...blocked.map((state) => state!.msBeforeNext))), release: async () => {} };
+      const states: (FailureWindow | null)[] = [];
+      for (const key of keys) states.push(await windows.peek(key));
+      const blocked = states.filter((state, i) => state !== null && state.count >= limits[i]! && state.msLeft > 0);
+      if (blocked.length > 0) return { retryAfter: secondsUntil(Math.max(...blocked.map((state) => state!.msLeft))), release: async () => {} };
       // One key after the other: an attempt that loses the race for the limit on a key has
       // reserved nothing on the keys after it, and gives back what it reserved before: it
       // checked no secret, so it is no failure.
-      const reserved = new Set<string>();
-      const release = () => giveBack(counters, reserved);
+      const attemptId = randomUUID();
+      // Every key a reservation was sent for, answered or not: giving back where it never landed changes nothing.
+      const tried = new Set<string>();
+      const release = () => giveBack(windows, tried, attemptId);
       try {
         for (const [i, key] of keys.entries()) {
           // Nobody waits for this attempt any more (its deadline passed): reserve nothing more.
           if (abandoned?.aborted) throw abandoned.reason;
-          const reservation = await counters.penalty(key);
-          reserved.add(key);
-          if (reservation.consumedPoints > limits[i]!) {
+          tried.add(key);
+          const reservation = await windows.reserve(key, attemptId);
+          if (reservation.count > limits[i]!) {
             await release().catch(() => undefined);
-            return { retryAfter: secondsUntil(reservation.msBeforeNext), release };
+            return { retryAfter: secondsUntil(reservation.msLeft), release };
           }
         }
       } catch (error) {
@@ -153,20 +102,19 @@ export function createFailureThrottle({ failures, windowSeconds, name, store }: 
   };
 }
 
-/** Gives back each reserved key once; a key whose give-back failed (the store was down) stays, to be retried. */
-async function giveBack(counters: RateLimiterAbstract, reserved: Set<string>): Promise<void> {
+/**
+ * Gives the attempt back on each key; a key leaves `pending` once its give-back was answered. A
+ * give-back is idempotent, so a retry running while an earlier one is still under way (its
+ * deadline passed) may send it again: it lands once.
+ */
+async function giveBack(windows: FailureWindows, pending: Set<string>, attemptId: string): Promise<void> {
   let failed = false;
   let failure: unknown;
-  // Taken whole before the first step: a give-back running meanwhile (a retry) finds nothing left to give.
-  const keys = [...reserved];
-  reserved.clear();
-  for (const key of keys) {
+  for (const key of [...pending]) {
     try {
-      const left = await counters.reward(key);
-      // The window ended while the secret was checked, and the give-back opened the next one below zero.
-      if (left.consumedPoints < 0) await counters.penalty(key);
+      await windows.giveBack(key, attemptId);
+      pending.delete(key);
     } catch (error) {
-      reserved.add(key);
       if (!failed) [failed, failure] = [true, error];
     }
   }
@@ -175,7 +123,8 @@ async function giveBack(counters: RateLimiterAbstract, reserved: Set<string>): P
 
 /**
  * The store failed part-way through an attempt. Nobody was answered for it, so what it had
- * reserved should not count: `release` gives that back once the store is there again.
+ * reserved should not count: `release` gives back every key it sent a reservation for (those
+ * whose answer was lost too) once the store is there again.
  */
 export class ReservationFailedError extends Error {
   constructor(
@@ -188,13 +137,13 @@ export class ReservationFailedError extends Error {
 }
 
 /**
- * The throttle's counters live in the platform's store: its calls get the store's deadline and
+ * The throttle's windows live in the platform's store: its calls get the store's deadline and
  * outage log (docs/stores.md#deadlines-and-outages). A reservation the outage kept from being
- * given back (or that landed after its deadline) is given back when the store is back, so an
- * outage does not count as failures and lock anyone out. On a pool an attempt is one store call:
+ * given back (or that landed after its deadline, or whose answer was lost) is given back when
+ * the store is back, so an outage does not count as failures and lock anyone out. On a pool an attempt is one store call:
  * it starts once the pool's local queue gives it a connection, so its deadline counts the store's
  * time, not the wait in line, and one shed by a full queue is load (store_busy), not an outage.
- * Its counter queries run one after another, one connection at a time. `failures` says how a
+ * Its queries run one after another, one connection at a time. `failures` says how a
  * failed call rejects: `'unavailable'` as a 503 StoreUnavailableError (the platform's endpoints),
  * `'as-is'` with the guard's StoreTimeoutError, StoreFailedError or StoreBusyError.
  */

@@ -157,7 +157,7 @@ describePostgres('the brute-force counters on a busy PostgreSQL pool', { timeout
     await locker.connect();
     cleanups.unshift(async () => void (await locker.end().catch(() => undefined)));
     await locker.query('BEGIN');
-    await locker.query(`LOCK TABLE "${schema}".oauth_grants, "${schema}".oauth_rate_limits IN ACCESS EXCLUSIVE MODE`);
+    await locker.query(`LOCK TABLE "${schema}".oauth_grants, "${schema}".oauth_failure_windows IN ACCESS EXCLUSIVE MODE`);
     const attempts = Array.from({ length: 4 }, (_, i) => logins.attempt(`user-${i}`, `198.51.100.${i}`).then(() => 'counted', () => 'rejected'));
     await new Promise((resolve) => setTimeout(resolve, 100));
 

@@ -4,6 +4,7 @@
  * grant one key under its own hash tag, which is what lets its scripts work on a cluster.
  */
 import { expect, it } from 'vitest';
+import { createLoginThrottle } from '../../src/oauth/login-throttle.js';
 import { createRedisOAuthStore } from '../../src/oauth/store/index.js';
 import { scanKeys } from '../support/redis-cluster.js';
 import { describeRedisCluster, useRedisCluster } from '../support/redis-cluster-suite.js';
@@ -41,5 +42,20 @@ describeRedisCluster('Redis OAuthStore on a Redis Cluster of three masters', () 
       await store.revokeGrant(grantId);
       expect(await store.findAccessToken(access.ref)).toBeUndefined();
     }
+  });
+
+  it('counts failed logins on the cluster: each window one key on one master, the limit exact under concurrency', async () => {
+    const prefix = `${uniqueName('login_cluster')}:`;
+    const { client } = redis;
+    const logins = createLoginThrottle({ failures: 5, addressFailures: 500, store: createRedisOAuthStore({ client, prefix }) });
+    const burst = await Promise.all(Array.from({ length: 60 }, () => logins.attempt('demo', '198.18.3.1')));
+    expect(burst.filter((attempt) => attempt.retryAfter === 0)).toHaveLength(5);
+    // Wrong passwords from many addresses: their windows land on every master.
+    for (let i = 0; i < 30; i++) await logins.attempt('demo', `198.18.4.${i}`);
+    const right = await logins.attempt('demo', '198.18.4.0');
+    expect(right.retryAfter).toBe(0);
+    await right.succeeded();
+    const perMaster = await Promise.all(client.nodes('master').map((node) => scanKeys(node, `${prefix}failures:login:*`)));
+    expect(perMaster.map((keys) => keys.length > 0)).toEqual([true, true, true]);
   });
 });

@@ -1,13 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigurationError } from '../../src/core/errors.js';
-import { oauthMigrationSql, createRedisOAuthStore, type RedisLike } from '../../src/oauth/store/index.js';
+import { oauthMigrationSql, createPostgresOAuthStore, createRedisOAuthStore } from '../../src/oauth/store/index.js';
 import { createLoginThrottle, type LoginThrottle } from '../../src/oauth/login-throttle.js';
-import { createFailureThrottle } from '../../src/oauth/throttle.js';
+import { countFailures, createFailureThrottle, guardedThrottle, ReservationFailedError } from '../../src/oauth/throttle.js';
+import { failureWindows, type FailureWindows } from '../../src/oauth/failure-windows.js';
+import { createStoreGuard } from '../../src/core/store-guard.js';
+import { silentLogger } from '../../src/core/logger.js';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { StoreTimeoutError } from '../../src/core/store-errors.js';
 import { databaseUrl, describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
-import { hostPort, startTcpProxy, viaProxy } from '../support/tcp-proxy.js';
+import { hostPort, startTcpProxy, viaProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { memoryStores, postgresStores, redisStores, type StoreFactory } from './shared-stores.js';
 
 /** `failures` attempts at once: how many may check the password, and what the rest must wait. */
@@ -146,8 +149,114 @@ function keyKindsSuite(makeStores: () => StoreFactory) {
   });
 }
 
+/**
+ * Windows whose reservations land and then lose their answer while `lost` is true, as when the
+ * connection breaks after the command left: the store counted, the caller never heard.
+ */
+function losingAnswers(windows: FailureWindows) {
+  const state = { lost: false };
+  const lossy: FailureWindows = {
+    peek: (key) => windows.peek(key),
+    async reserve(key, attemptId) {
+      const answer = await windows.reserve(key, attemptId);
+      if (state.lost) throw new Error('connection lost');
+      return answer;
+    },
+    giveBack: (key, attemptId) => windows.giveBack(key, attemptId),
+  };
+  return { state, lossy };
+}
+
+/** Each attempt is counted by its id, so a step sent twice, or for an attempt that never landed, counts once or not at all. */
+function reservationSuite(makeStores: () => StoreFactory) {
+  let stores: StoreFactory;
+  beforeEach(() => {
+    stores = makeStores();
+  });
+  afterEach(async () => {
+    await stores.close();
+  });
+  const windows = () => failureWindows(stores.open(), 'ids', 60_000);
+  const limits = { ip: 10, pair: 3 };
+  const keys = [
+    { kind: 'ip', id: '192.0.2.1' },
+    { kind: 'pair', id: '192.0.2.1 app' },
+  ];
+
+  it('a reservation sent twice for one attempt (a retry, a resend after a reconnect) counts once', async () => {
+    const counts = windows();
+    expect((await counts.reserve('k', 'attempt-1')).count).toBe(1);
+    const again = await counts.reserve('k', 'attempt-1');
+    expect(again.count).toBe(1);
+    expect(again.msLeft).toBeGreaterThan(0);
+    expect(again.msLeft).toBeLessThanOrEqual(60_000);
+    expect((await counts.reserve('k', 'attempt-2')).count).toBe(2);
+  });
+
+  it('a give-back for an attempt that never landed on the key changes no count', async () => {
+    const counts = windows();
+    await counts.reserve('k', 'attempt-1');
+    await counts.reserve('k', 'attempt-2');
+    await counts.giveBack('k', 'attempt-3');
+    await counts.giveBack('other', 'attempt-1');
+    expect((await counts.peek('k'))?.count).toBe(2);
+    expect(await counts.peek('other')).toBeNull();
+  });
+
+  it("a give-back applied twice gives back once: the other attempts' failures stay counted", async () => {
+    const counts = windows();
+    for (const id of ['attempt-1', 'attempt-2', 'attempt-3']) await counts.reserve('k', id);
+    await counts.giveBack('k', 'attempt-2');
+    await counts.giveBack('k', 'attempt-2');
+    expect((await counts.peek('k'))?.count).toBe(2);
+    await counts.giveBack('k', 'attempt-1');
+    await counts.giveBack('k', 'attempt-3');
+    expect(await counts.peek('k')).toBeNull();
+  });
+
+  it('attempts whose reservation answers were lost are given back in full once the store answers: the right secret still passes after more of them than the limit, and real failures stay counted', async () => {
+    const { state, lossy } = losingAnswers(windows());
+    const throttle = countFailures(limits, lossy);
+    expect((await throttle.attempt(keys)).retryAfter).toBe(0); // a wrong secret: stays counted
+    state.lost = true;
+    for (let i = 0; i < 15; i++) {
+      const error = await throttle.attempt(keys).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ReservationFailedError);
+      await (error as ReservationFailedError).release();
+    }
+    state.lost = false;
+    // The pair (limit 3) holds the one wrong secret: two more pass, the third is refused.
+    const right = await throttle.attempt(keys);
+    expect(right.retryAfter).toBe(0);
+    await right.release();
+    for (let i = 0; i < 2; i++) expect((await throttle.attempt(keys)).retryAfter).toBe(0);
+    expect((await throttle.attempt(keys)).retryAfter).toBeGreaterThan(0);
+  });
+
+  it("through the store guard: attempts that lost their answers are given back without the caller's help, so nobody is locked out", async () => {
+    const { state, lossy } = losingAnswers(windows());
+    const guard = createStoreGuard({ name: 'lossy store', timeoutMs: 1000, logger: silentLogger });
+    const throttle = guardedThrottle(countFailures(limits, lossy), guard, 'as-is');
+    state.lost = true;
+    for (let i = 0; i < 15; i++) await expect(throttle.attempt(keys)).rejects.toThrow();
+    state.lost = false;
+    // A right secret, once the give-backs landed: it gives its own back.
+    await vi.waitFor(
+      async () => {
+        const right = await throttle.attempt(keys);
+        await right.release();
+        expect(right.retryAfter).toBe(0);
+      },
+      { timeout: 5000, interval: 50 },
+    );
+    for (let i = 0; i < 3; i++) expect((await throttle.attempt(keys)).retryAfter).toBe(0);
+    expect((await throttle.attempt(keys)).retryAfter).toBeGreaterThan(0);
+  });
+}
+
 describe('createFailureThrottle: a limit per kind of key, in memory', () => {
   keyKindsSuite(memoryStores);
+  reservationSuite(memoryStores);
 
   it('a key of a kind without a limit is an invalid_argument naming the kind', async () => {
     const counts = createFailureThrottle({ failures: { ip: 1 }, windowSeconds: 60, name: 'kinds' });
@@ -157,10 +266,12 @@ describe('createFailureThrottle: a limit per kind of key, in memory', () => {
 
 describeRedis('createFailureThrottle on the Redis OAuth store', () => {
   keyKindsSuite(redisStores);
+  reservationSuite(redisStores);
 });
 
 describePostgres('createFailureThrottle on the PostgreSQL OAuth store', () => {
   keyKindsSuite(postgresStores);
+  reservationSuite(postgresStores);
 });
 
 describe('createLoginThrottle: failed logins per address and user name, and per address, in memory', () => {
@@ -188,13 +299,6 @@ describe('createLoginThrottle: failed logins per address and user name, and per 
   ])('refuses %j at creation, naming %s', (options, field) => {
     expect(() => createLoginThrottle(options)).toThrow(
       expect.objectContaining({ code: 'invalid_option', field, message: `courier-platform: ${field}: must be a positive integer (createLoginThrottle)` }),
-    );
-  });
-
-  it('refuses a Redis store whose client is not an ioredis Redis or Cluster, naming the client', () => {
-    const bare: RedisLike = { get: async () => null, set: async () => 'OK', mget: async () => [], hmget: async () => [], hset: async () => 0, hgetall: async () => ({}), hdel: async () => 0, evalsha: async () => 0, eval: async () => 0 };
-    expect(() => createLoginThrottle({ store: createRedisOAuthStore({ client: bare }) })).toThrow(
-      expect.objectContaining({ code: 'invalid_option', field: 'client', message: expect.stringMatching(/ioredis Redis or Cluster .*createRedisOAuthStore/) }),
     );
   });
 
@@ -239,6 +343,40 @@ function sharedLoginSuite(makeStores: () => StoreFactory) {
   });
 }
 
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A user who signs in with the right password (limit 2) while the store's connections break at
+ * varying points of the attempt: before a count left, after it landed but before its answer came
+ * back (the answer is lost; a Redis client resends it after reconnecting), or during a give-back.
+ * Whatever was lost, the user signs in once the store answers again, and nothing stays counted.
+ */
+async function signInThroughBrokenConnections(logins: LoginThrottle, proxy: TcpProxy, counted: () => Promise<number>, firstCutMs: number) {
+  await (await logins.attempt('demo', '192.0.2.1')).succeeded();
+  for (let i = 0; i < 12; i++) {
+    const attempt = logins.attempt('demo', '192.0.2.1').then(
+      (answered) => (answered.retryAfter === 0 ? answered.succeeded() : undefined),
+      () => undefined,
+    );
+    // Every round trip takes 80 ms through the proxy: the cuts fall on different steps.
+    await pause(firstCutMs + (i % 6) * 45);
+    proxy.cut();
+    await pause(10);
+    proxy.resume();
+    await attempt;
+  }
+  // The user tries again: the store answers, so what the breaks kept from being given back is given back.
+  await vi.waitFor(
+    async () => {
+      const again = await logins.attempt('demo', '192.0.2.1');
+      if (again.retryAfter === 0) await again.succeeded();
+      expect(again.retryAfter).toBe(0);
+    },
+    { timeout: 10_000, interval: 200 },
+  );
+  await vi.waitFor(async () => expect(await counted()).toBe(0), { timeout: 5000, interval: 100 });
+}
+
 describeRedis('createLoginThrottle on the Redis OAuth store', () => {
   sharedLoginSuite(redisStores);
 
@@ -246,7 +384,7 @@ describeRedis('createLoginThrottle on the Redis OAuth store', () => {
     const stores = redisStores();
     try {
       await createLoginThrottle({ windowSeconds: 60, store: stores.open() }).attempt('demo', '192.0.2.1');
-      const [, keys] = await stores.client().scan('0', 'MATCH', `${stores.prefix}limits:login:*`, 'COUNT', 1000);
+      const [, keys] = await stores.client().scan('0', 'MATCH', `${stores.prefix}failures:login:*`, 'COUNT', 1000);
       expect(keys).toHaveLength(2);
       for (const key of keys) {
         const ttl = await stores.client().pttl(key);
@@ -255,6 +393,28 @@ describeRedis('createLoginThrottle on the Redis OAuth store', () => {
       }
     } finally {
       await stores.close();
+    }
+  });
+  it('a user signing in through Redis connections that break mid-answer is never locked out: lost answers are given back, resent counts land once', async () => {
+    const proxy = await startTcpProxy(hostPort(redisUrl!, 6379), { chunkMs: 40 });
+    const client = new Redis(viaProxy(redisUrl!, proxy), { retryStrategy: () => 20, connectTimeout: 500 });
+    client.on('error', () => {});
+    const prefix = `${uniqueName('login_lost')}:`;
+    const direct = new Redis(redisUrl!);
+    const counted = async () => {
+      const [, keys] = await direct.scan('0', 'MATCH', `${prefix}failures:login:*`, 'COUNT', 1000);
+      const sizes = await Promise.all(keys.map((key) => direct.scard(key)));
+      return sizes.reduce((sum, size) => sum + size, 0);
+    };
+    try {
+      const logins = createLoginThrottle({ failures: 2, store: createRedisOAuthStore({ client, prefix }) });
+      await signInThroughBrokenConnections(logins, proxy, counted, 60);
+    } finally {
+      client.disconnect();
+      await proxy.close();
+      const [, keys] = await direct.scan('0', 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      if (keys.length > 0) await direct.del(...keys);
+      await direct.quit();
     }
   });
   it('a Redis that stops answering (a partition, ioredis defaults as docs/deployment.md has them) rejects attempt() with a StoreTimeoutError at its deadline, never hangs, and counts again once it answers', async () => {
@@ -295,11 +455,11 @@ describeRedis('createLoginThrottle on the Redis OAuth store', () => {
     client.on('error', () => {});
     const prefix = `${uniqueName('login_giveback')}:`;
     const direct = new Redis(redisUrl!);
-    /** The points the throttle's counters hold. */
+    /** The attempts the throttle's windows hold. */
     const counted = async () => {
-      const [, keys] = await direct.scan('0', 'MATCH', `${prefix}limits:login:*`, 'COUNT', 1000);
-      const values = keys.length > 0 ? await direct.mget(...keys) : [];
-      return values.reduce((sum, value) => sum + Number(value ?? 0), 0);
+      const [, keys] = await direct.scan('0', 'MATCH', `${prefix}failures:login:*`, 'COUNT', 1000);
+      const sizes = await Promise.all(keys.map((key) => direct.scard(key)));
+      return sizes.reduce((sum, size) => sum + size, 0);
     };
     try {
       const logins = createLoginThrottle({ failures: 1, addressFailures: 1, store: createRedisOAuthStore({ client, prefix }) });
@@ -327,13 +487,34 @@ describeRedis('createLoginThrottle on the Redis OAuth store', () => {
 describePostgres('createLoginThrottle on the PostgreSQL OAuth store', () => {
   sharedLoginSuite(postgresStores);
 
-  it("keeps its counts in the store's schema, table oauth_rate_limits", async () => {
+  it("keeps its counts in the store's schema, table oauth_failure_windows", async () => {
     const stores = postgresStores();
     try {
       await createLoginThrottle({ store: stores.open() }).attempt('demo', '192.0.2.1');
-      const { rows } = await stores.pool().query('SELECT count(*)::int AS n FROM "' + stores.schema + '".oauth_rate_limits');
+      const { rows } = await stores.pool().query('SELECT count(*)::int AS n FROM "' + stores.schema + '".oauth_failure_windows');
       expect(rows[0].n).toBe(2);
     } finally {
+      await stores.close();
+    }
+  });
+
+  it('a user signing in through PostgreSQL connections that break mid-answer is never locked out: lost answers are given back', async () => {
+    const stores = postgresStores();
+    const proxy = await startTcpProxy(hostPort(databaseUrl!, 5432), { chunkMs: 40 });
+    const pool = new pg.Pool({ connectionString: viaProxy(databaseUrl!, proxy), max: 2, connectionTimeoutMillis: 500 });
+    pool.on('error', () => {});
+    try {
+      await createPostgresOAuthStore({ pool: stores.pool(), schema: stores.schema }).migrate();
+      const counted = async () => {
+        const { rows } = await stores.pool().query(`SELECT coalesce(sum(cardinality(ids)), 0)::int AS n FROM "${stores.schema}".oauth_failure_windows`);
+        return rows[0].n as number;
+      };
+      const logins = createLoginThrottle({ failures: 2, store: createPostgresOAuthStore({ pool, schema: stores.schema }) });
+      // A new connection's handshake takes a few round trips first.
+      await signInThroughBrokenConnections(logins, proxy, counted, 300);
+    } finally {
+      await pool.end().catch(() => undefined);
+      await proxy.close();
       await stores.close();
     }
   });
@@ -347,15 +528,15 @@ describePostgres('createLoginThrottle on the PostgreSQL OAuth store', () => {
       // The store stalls: the counts' rows are locked, so a count waits while every read still answers.
       await locker.connect();
       await locker.query('BEGIN');
-      await locker.query(`SELECT * FROM "${stores.schema}".oauth_rate_limits FOR UPDATE`);
+      await locker.query(`SELECT * FROM "${stores.schema}".oauth_failure_windows FOR UPDATE`);
       // A store silent for twice the 1 s deadline (docs/stores.md#deadlines-and-outages).
       await expect(logins.attempt('demo', '192.0.2.1')).rejects.toBeInstanceOf(StoreTimeoutError);
       // The store answers again, and makes the count nobody waits for any more.
       await locker.query('COMMIT');
       // Locking the rows in turn waits for that count to land, then reads what it left.
       const counted = async () => {
-        const { rows } = await stores.pool().query(`SELECT points FROM "${stores.schema}".oauth_rate_limits FOR UPDATE`);
-        return rows.filter((row: { points: number }) => row.points > 0).length;
+        const { rows } = await stores.pool().query(`SELECT cardinality(ids) AS n FROM "${stores.schema}".oauth_failure_windows FOR UPDATE`);
+        return rows.filter((row: { n: number }) => row.n > 0).length;
       };
       for (let i = 0; i < 30 && (await counted()) > 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
 

@@ -80,7 +80,7 @@ describe('courier-platform (the bin of the packed package)', () => {
   it('migrate --print: the SQL of both stores, brute-force table and consume function included; a bad schema is refused', () => {
     const printed = run(['migrate', '--print', '--schema', 'tenant_a']);
     expect(printed.status).toBe(0);
-    for (const part of ['"tenant_a".oauth_grants', '"tenant_a".oauth_rate_limits', '"tenant_a".oauth_used_once', '"tenant_a"."courier_quota_counter"', '"tenant_a"."courier_usage_history"', 'CREATE OR REPLACE FUNCTION']) {
+    for (const part of ['"tenant_a".oauth_grants', '"tenant_a".oauth_failure_windows', '"tenant_a".oauth_used_once', '"tenant_a"."courier_quota_counter"', '"tenant_a"."courier_usage_history"', 'CREATE OR REPLACE FUNCTION']) {
       expect(printed.stdout).toContain(part);
     }
     const bad = run(['migrate', '--print', '--schema', 'Tenant; DROP']);
@@ -133,7 +133,7 @@ describePostgres('courier-platform migrate against PostgreSQL', () => {
     expect((await oauth.getClient('cli-client'))?.name).toBe('CLI');
     const quota = createQuotaService({ store: createPostgresQuotaStore({ pool: pool!, schema, migrate: false }), logger: silentLogger, onStoreError: 'closed' });
     expect((await quota.consume('cli-client', '/openapi/v1/ping')).outcome).toBe('admitted');
-    expect((await pool!.query(`SELECT to_regclass('"${schema}".oauth_rate_limits') AS t`)).rows[0].t).not.toBeNull();
+    expect((await pool!.query(`SELECT to_regclass('"${schema}".oauth_failure_windows') AS t`)).rows[0].t).not.toBeNull();
   });
 
   it('answers an unreachable database with one line and exit 1', () => {

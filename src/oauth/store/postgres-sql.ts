@@ -66,12 +66,14 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_used_once (
   expires_at timestamptz NOT NULL
 );
 CREATE INDEX IF NOT EXISTS oauth_used_once_expires_at_idx ON ${s}.oauth_used_once (expires_at);
--- Brute-force counters (docs/oauth.md), in the layout rate-limiter-flexible's RateLimiterPostgres reads.
-CREATE TABLE IF NOT EXISTS ${s}.oauth_rate_limits (
-  key varchar(255) PRIMARY KEY,
-  points integer NOT NULL DEFAULT 0,
-  expire bigint
-);`,
+-- Brute-force windows (docs/oauth.md, "Brute-force limits"): per counted key, the ids of the
+-- attempts counted in its window and when the window ends (ms since the epoch).
+CREATE TABLE IF NOT EXISTS ${s}.oauth_failure_windows (
+  key text PRIMARY KEY,
+  ids text[] NOT NULL,
+  window_end bigint NOT NULL
+);
+CREATE INDEX IF NOT EXISTS oauth_failure_windows_end_idx ON ${s}.oauth_failure_windows (window_end);`,
 
     getClient: `SELECT record FROM ${s}.oauth_clients WHERE id = $1`,
     saveClient: `INSERT INTO ${s}.oauth_clients (id, record) VALUES ($1, $2::json)
@@ -186,5 +188,31 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_rate_limits (
     deleteExpired: `WITH gone AS (DELETE FROM ${grants} WHERE expires_at <= $1 RETURNING 1),
         used AS (DELETE FROM ${s}.oauth_used_once WHERE expires_at <= $1)
       SELECT count(*)::int AS deleted FROM gone`,
+  };
+}
+
+/**
+ * The brute-force windows' statements (failure-windows.ts). $1 key, $2 attempt id, $3 now (ms),
+ * $4 the window (ms). Every one is a single statement on the key's row: row locking serialises
+ * concurrent attempts, so a count is exact.
+ */
+export function failureWindowStatements(s: string) {
+  const windows = `${s}.oauth_failure_windows`;
+  return {
+    /** A window that ended, or whose attempts were all given back, starts anew; an id already there changes nothing. */
+    reserve: `INSERT INTO ${windows} AS w (key, ids, window_end) VALUES ($1, ARRAY[$2::text], $3::bigint + $4::bigint)
+      ON CONFLICT (key) DO UPDATE SET
+        ids = CASE WHEN w.window_end <= $3::bigint OR cardinality(w.ids) = 0 THEN EXCLUDED.ids
+          WHEN $2::text = ANY(w.ids) THEN w.ids ELSE array_append(w.ids, $2::text) END,
+        window_end = CASE WHEN w.window_end <= $3::bigint OR cardinality(w.ids) = 0 THEN EXCLUDED.window_end ELSE w.window_end END
+      RETURNING cardinality(ids) AS count, window_end`,
+    giveBack: `UPDATE ${windows} SET ids = array_remove(ids, $2::text) WHERE key = $1 AND $2::text = ANY(ids)`,
+    peek: `SELECT cardinality(ids) AS count, window_end FROM ${windows} WHERE key = $1 AND window_end > $2::bigint AND cardinality(ids) > 0`,
+    /**
+     * $1 now, $2 at most this many rows. The outer condition is checked again on a row a
+     * concurrent attempt has just reopened, so a live window is never deleted.
+     */
+    sweep: `DELETE FROM ${windows} WHERE key IN (SELECT key FROM ${windows} WHERE window_end <= $1::bigint LIMIT $2::int)
+      AND window_end <= $1::bigint`,
   };
 }

@@ -8,7 +8,8 @@
  *                                                      indexes (client_id, sub) and (expires_at)
  *   oauth_consents  (sub, client_id, scopes text[])                          pk (sub, client_id)
  *   oauth_used_once (id pk, expires_at)                  single-use markers (consent transactions)
- *   oauth_rate_limits (key pk, points, expire)   brute-force counters, in rate-limiter-flexible's layout
+ *   oauth_failure_windows (key pk, ids text[], window_end)  brute-force windows: the ids of the attempts
+ *                                      counted, until window_end (ms); index (window_end)
  *
  * One row per grant, bounded whatever the number of refreshes (see types.ts): the code record
  * and the code's hash, expiry and consumed flag; the generation; the current refresh token
@@ -60,15 +61,13 @@ export interface PostgresOAuthStoreOptions {
   migrate?: boolean;
 }
 
-/** What the brute-force limits need to count on this store (rate-limiter-flexible's RateLimiterPostgres). */
+/** What the brute-force limits need to count on this store (failure-windows.ts). */
 export interface PostgresRateLimitStore {
   readonly kind: 'postgres';
   readonly pool: PgQueryable;
   readonly schema: string;
-  /** Resolves once the store's migration (if any) made the schema. */
+  /** Resolves once the store's migration (if any) made the schema and the windows' table. */
   ready(): Promise<void>;
-  /** Whether the limiter may create its table; false with `migrate: false`. */
-  readonly createTable: boolean;
 }
 
 export interface PostgresOAuthStore extends OAuthStore {
@@ -193,7 +192,7 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
     connection: pgConnection(pool),
     migrate: startMigration,
 
-    rateLimitStore: { kind: 'postgres', pool, schema, ready: ensureReady, createTable: autoMigrate },
+    rateLimitStore: { kind: 'postgres', pool, schema, ready: ensureReady },
 
     deleteExpired,
 

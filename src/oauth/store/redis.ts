@@ -8,7 +8,8 @@
  *   p clients       hash   client id -> the client record (JSON)          no expiry
  *   p consent:s:c   string the approved scopes (JSON array)               no expiry
  *   p once:id       string a used one-time id's expiry (consent transaction) PX to its expiry
- *   p limits:n:k    string a brute-force count, n client-auth or login (rate-limiter-flexible) EX the window
+ *   p failures:n:k  set    a brute-force window: the ids of the attempts counted, n client-auth or login,
+ *                          k the counted key's hash (failure-windows.ts)             PX the window
  *
  * The grant record's fields, bounded whatever the number of refreshes:
  *
@@ -74,11 +75,11 @@ export interface RedisOAuthStoreOptions {
   now?: Clock;
 }
 
-/** What the brute-force limits need to count on this store (rate-limiter-flexible's RateLimiterRedis). */
+/** What the brute-force limits need to count on this store (failure-windows.ts). */
 export interface RedisRateLimitStore {
   readonly kind: 'redis';
   readonly client: RedisLike;
-  /** The store's key prefix: the counters live under `<prefix>limits:`. */
+  /** The store's key prefix: the windows live under `<prefix>failures:`. */
   readonly keyPrefix: string;
 }
 

@@ -1,0 +1,167 @@
+/**
+ * Where the brute-force limits count (docs/oauth.md, "Brute-force limits"): per counted key, a
+ * window fixed from its first failure holding the SET of the attempts counted in it. Counting an
+ * attempt adds its id, giving it back removes that id; both are one atomic store step, and both
+ * are idempotent. So a step sent again (a retry, a client resending after a reconnect) counts
+ * once, and an attempt that never heard whether a count landed can give back every key it tried:
+ * where its id never landed, the give-back changes nothing, and it never takes away another
+ * attempt's failure. Counters cannot give this: an increment whose answer was lost can be neither
+ * kept (a client retrying through a network fault would lock itself out) nor blindly undone (a
+ * guesser could bank free tries during an outage).
+ */
+import { systemClock } from '../core/clock.js';
+import type { RedisLike } from '../core/store-clients.js';
+import type { PostgresOAuthStore, PostgresRateLimitStore } from './store/postgres.js';
+import { failureWindowStatements } from './store/postgres-sql.js';
+import type { RedisOAuthStore, RedisRateLimitStore } from './store/redis.js';
+import { GIVE_BACK_FAILURE, PEEK_FAILURES, RESERVE_FAILURE, type Script } from './store/redis-scripts.js';
+import type { OAuthStore } from './store/types.js';
+
+export interface FailureWindow {
+  /** Attempts counted in the key's window. */
+  readonly count: number;
+  /** Until the window ends. */
+  readonly msLeft: number;
+}
+
+export interface FailureWindows {
+  /** The key's live window, or null when it has none. */
+  peek(key: string): Promise<FailureWindow | null>;
+  /** Counts the attempt in the key's window (starting one when the last ended); counting it again changes nothing. */
+  reserve(key: string, attemptId: string): Promise<FailureWindow>;
+  /** Takes the attempt out of the key's window; an attempt not counted there changes nothing. */
+  giveBack(key: string, attemptId: string): Promise<void>;
+}
+
+/** On the store's Redis or PostgreSQL, shared by every process on it; in process memory for other stores. */
+export function failureWindows(store: OAuthStore | undefined, name: string, windowMs: number): FailureWindows {
+  const shared = (store as Partial<RedisOAuthStore | PostgresOAuthStore> | undefined)?.rateLimitStore;
+  if (shared?.kind === 'redis') return redisWindows(shared, name, windowMs);
+  if (shared?.kind === 'postgres') return postgresWindows(shared, name, windowMs);
+  return memoryWindows(windowMs);
+}
+
+/** Expired windows deleted per call at most: each call adds one window at most, so expired ones never pile up. */
+const MEMORY_SWEEP = 32;
+
+/**
+ * One Map per throttle. Every window lasts as long and is (re)inserted when it starts, so the
+ * Map's order is the order in which windows end: the expired ones are at its front. Time is
+ * monotonic here: nothing outside the process reads these windows.
+ */
+function memoryWindows(windowMs: number): FailureWindows {
+  const now = () => performance.now();
+  const windows = new Map<string, { ids: Set<string>; end: number }>();
+  const live = (key: string, at: number) => {
+    const window = windows.get(key);
+    return window !== undefined && window.end > at && window.ids.size > 0 ? window : undefined;
+  };
+  const sweep = (at: number) => {
+    let swept = 0;
+    for (const [key, window] of windows) {
+      if (window.end > at || swept++ >= MEMORY_SWEEP) break;
+      windows.delete(key);
+    }
+  };
+  return {
+    async peek(key) {
+      const at = now();
+      const window = live(key, at);
+      return window ? { count: window.ids.size, msLeft: window.end - at } : null;
+    },
+    async reserve(key, attemptId) {
+      const at = now();
+      sweep(at);
+      let window = live(key, at);
+      if (!window) {
+        windows.delete(key);
+        window = { ids: new Set(), end: at + windowMs };
+        windows.set(key, window);
+      }
+      window.ids.add(attemptId);
+      return { count: window.ids.size, msLeft: window.end - at };
+    },
+    async giveBack(key, attemptId) {
+      const window = windows.get(key);
+      window?.ids.delete(attemptId);
+      // An empty window holds no failure: the next one starts afresh, as on Redis (an empty set is no key).
+      if (window?.ids.size === 0) windows.delete(key);
+    },
+  };
+}
+
+/**
+ * One key per counted key, `<prefix>failures:<name>:<hash>`, a set of attempt ids with the
+ * window as TTL; every script touches that one key, so Redis Cluster is fine.
+ */
+function redisWindows(shared: RedisRateLimitStore, name: string, windowMs: number): FailureWindows {
+  const client: RedisLike = shared.client;
+  const stored = (key: string) => `${shared.keyPrefix}failures:${name}:${key}`;
+  // EVALSHA first; on NOSCRIPT (a restarted server, a Cluster node that never saw it) EVAL, which caches it there.
+  const run = async (lua: Script, key: string, ...args: (string | number)[]) => {
+    try {
+      return await client.evalsha(lua.sha, 1, stored(key), ...args);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return client.eval(lua.source, 1, stored(key), ...args);
+    }
+  };
+  const windowOf = (answer: unknown): FailureWindow => {
+    const [count, msLeft] = answer as [number, number];
+    return { count: Number(count), msLeft: Number(msLeft) };
+  };
+  return {
+    async peek(key) {
+      const window = windowOf(await run(PEEK_FAILURES, key));
+      return window.count > 0 ? window : null;
+    },
+    reserve: async (key, attemptId) => windowOf(await run(RESERVE_FAILURE, key, attemptId, windowMs)),
+    async giveBack(key, attemptId) {
+      await run(GIVE_BACK_FAILURE, key, attemptId);
+    },
+  };
+}
+
+/** How often a process deletes the rows of ended windows, and how many at most each time. */
+const POSTGRES_SWEEP_INTERVAL_MS = 5 * 60_000;
+const POSTGRES_SWEEP_ROWS = 1000;
+
+/**
+ * Rows of the table oauth_failure_windows, which the store's migration creates (so `migrate:
+ * false` leaves it to the operator, like the store's other tables). Time comes from the process
+ * clock as a parameter, never SQL `now()`, as the store's other statements do.
+ */
+function postgresWindows(shared: PostgresRateLimitStore, name: string, windowMs: number): FailureWindows {
+  const sql = failureWindowStatements(`"${shared.schema}"`);
+  const stored = (key: string) => `${name}:${key}`;
+  const query = async <T>(text: string, values: unknown[]): Promise<T[]> => {
+    await shared.ready();
+    return (await shared.pool.query(text, values)).rows as T[];
+  };
+  const windowOf = (row: { count: number; window_end: string | number }, at: number): FailureWindow => ({
+    count: Number(row.count),
+    msLeft: Number(row.window_end) - at,
+  });
+  let lastSweep = systemClock();
+  return {
+    async peek(key) {
+      const at = systemClock();
+      const [row] = await query<{ count: number; window_end: string }>(sql.peek, [stored(key), at]);
+      return row ? windowOf(row, at) : null;
+    },
+    async reserve(key, attemptId) {
+      const at = systemClock();
+      const [row] = await query<{ count: number; window_end: string }>(sql.reserve, [stored(key), attemptId, at, windowMs]);
+      // Best effort and bounded; awaited, so an attempt holds one connection of the pool at a time
+      // (docs/stores.md#the-local-queue). A failure only delays it.
+      if (at - lastSweep >= POSTGRES_SWEEP_INTERVAL_MS) {
+        lastSweep = at;
+        await query(sql.sweep, [at, POSTGRES_SWEEP_ROWS]).catch(() => undefined);
+      }
+      return windowOf(row!, at);
+    },
+    async giveBack(key, attemptId) {
+      await query(sql.giveBack, [stored(key), attemptId]);
+    },
+  };
+}

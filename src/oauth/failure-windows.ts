@@ -9,7 +9,6 @@
  * kept (a client retrying through a network fault would lock itself out) nor blindly undone (a
  * guesser could bank free tries during an outage).
  */
-import { systemClock } from '../core/clock.js';
 import type { RedisLike } from '../core/store-clients.js';
 import type { PostgresOAuthStore, PostgresRateLimitStore } from './store/postgres.js';
 import { failureWindowStatements } from './store/postgres-sql.js';
@@ -122,14 +121,11 @@ function redisWindows(shared: RedisRateLimitStore, name: string, windowMs: numbe
   };
 }
 
-/** How often a process deletes the rows of ended windows, and how many at most each time. */
-const POSTGRES_SWEEP_INTERVAL_MS = 5 * 60_000;
-const POSTGRES_SWEEP_ROWS = 1000;
-
 /**
  * Rows of the table oauth_failure_windows, which the store's migration creates (so `migrate:
- * false` leaves it to the operator, like the store's other tables). Time comes from the process
- * clock as a parameter, never SQL `now()`, as the store's other statements do.
+ * false` leaves it to the operator, like the store's other tables). Time is the store's clock,
+ * as a parameter, as its other statements take it. Rows of ended or empty windows go with the
+ * store's own expired rows (`deleteExpired`, at most once a minute after a write).
  */
 function postgresWindows(shared: PostgresRateLimitStore, name: string, windowMs: number): FailureWindows {
   const sql = failureWindowStatements(`"${shared.schema}"`);
@@ -142,25 +138,20 @@ function postgresWindows(shared: PostgresRateLimitStore, name: string, windowMs:
     count: Number(row.count),
     msLeft: Number(row.window_end) - at,
   });
-  let lastSweep = systemClock();
   return {
     async peek(key) {
-      const at = systemClock();
+      const at = shared.now();
       const [row] = await query<{ count: number; window_end: string }>(sql.peek, [stored(key), at]);
       return row ? windowOf(row, at) : null;
     },
     async reserve(key, attemptId) {
-      const at = systemClock();
+      const at = shared.now();
       const [row] = await query<{ count: number; window_end: string }>(sql.reserve, [stored(key), attemptId, at, windowMs]);
-      // Best effort and bounded; awaited, so an attempt holds one connection of the pool at a time
-      // (docs/stores.md#the-local-queue). A failure only delays it.
-      if (at - lastSweep >= POSTGRES_SWEEP_INTERVAL_MS) {
-        lastSweep = at;
-        await query(sql.sweep, [at, POSTGRES_SWEEP_ROWS]).catch(() => undefined);
-      }
+      shared.written();
       return windowOf(row!, at);
     },
     async giveBack(key, attemptId) {
+      // One statement: the fewer a give-back needs, the fewer a breaking connection can interrupt.
       await query(sql.giveBack, [stored(key), attemptId]);
     },
   };

@@ -21,6 +21,8 @@ export interface ThrottledAttempt {
    * or when nobody was answered for the attempt. A refusal has already given back its own.
    */
   release(): Promise<void>;
+  /** A refusal whose give-back the store did not take: `release()` is still owed. */
+  readonly owed?: boolean;
 }
 
 /** One count an attempt goes through: `kind` names its limit in `FailureThrottleOptions.failures`. */
@@ -90,8 +92,11 @@ export function countFailures(failures: FailureThrottleOptions['failures'], wind
           tried.add(key);
           const reservation = await windows.reserve(key, attemptId);
           if (reservation.count > limits[i]!) {
-            await release().catch(() => undefined);
-            return { retryAfter: secondsUntil(reservation.msLeft), release };
+            const owed = await release().then(
+              () => false,
+              () => true,
+            );
+            return { retryAfter: secondsUntil(reservation.msLeft), release, owed };
           }
         }
       } catch (error) {
@@ -160,7 +165,11 @@ export function guardedThrottle(throttle: FailureThrottle, guard: StoreGuard, fa
       // Nothing reaches the store before the guard lets the call start.
       let started: Promise<ThrottledAttempt> | undefined;
       return call(() => (started = throttle.attempt(names, abandoned.signal))).then(
-        (attempt) => ({ retryAfter: attempt.retryAfter, release: () => releaseWhenBack(() => attempt.release(), 5) }),
+        (attempt) => {
+          // A refusal checked no secret: a give-back the store failed right then is made once it answers.
+          if (attempt.owed) releaseWhenBack(() => attempt.release(), 5).catch(() => undefined);
+          return { retryAfter: attempt.retryAfter, release: () => releaseWhenBack(() => attempt.release(), 5) };
+        },
         (error: unknown) => {
           abandoned.abort(error);
           // Late, or failed part-way (a client may queue commands until it reconnects): nobody

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigurationError } from '../../src/core/errors.js';
-import { oauthMigrationSql, createPostgresOAuthStore, createRedisOAuthStore } from '../../src/oauth/store/index.js';
+import { oauthMigrationSql, createPostgresOAuthStore, createRedisOAuthStore, type PostgresOAuthStore } from '../../src/oauth/store/index.js';
 import { createLoginThrottle, type LoginThrottle } from '../../src/oauth/login-throttle.js';
 import { countFailures, createFailureThrottle, guardedThrottle, ReservationFailedError } from '../../src/oauth/throttle.js';
 import { failureWindows, type FailureWindows } from '../../src/oauth/failure-windows.js';
@@ -231,6 +231,50 @@ function reservationSuite(makeStores: () => StoreFactory) {
     await right.release();
     for (let i = 0; i < 2; i++) expect((await throttle.attempt(keys)).retryAfter).toBe(0);
     expect((await throttle.attempt(keys)).retryAfter).toBeGreaterThan(0);
+  });
+
+  it('a window is fixed from its first reservation: a later one does not stretch it, and once it ends the next reservation starts a new one', async () => {
+    const counts = failureWindows(stores.open(), 'fixed', 600);
+    const started = performance.now();
+    await counts.reserve('k', 'attempt-1');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const later = await counts.reserve('k', 'attempt-2');
+    expect(later.count).toBe(2);
+    expect(later.msLeft).toBeLessThanOrEqual(600 - (performance.now() - started) + 50);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, 700 - (performance.now() - started))));
+    expect(await counts.peek('k')).toBeNull();
+    const next = await counts.reserve('k', 'attempt-3');
+    expect(next.count).toBe(1);
+    expect(next.msLeft).toBeGreaterThan(400);
+  });
+
+  it('a refusal whose give-back the store failed right then gives it back once the store answers: a refusal counts nothing', async () => {
+    const base = windows();
+    let failGiveBack = false;
+    // Peeking sees nothing, so the second attempt goes over its limit while reserving, as a concurrent one does.
+    const racing: FailureWindows = {
+      peek: async () => null,
+      reserve: (key, attemptId) => base.reserve(key, attemptId),
+      async giveBack(key, attemptId) {
+        if (failGiveBack) {
+          failGiveBack = false;
+          throw new Error('connection reset');
+        }
+        await base.giveBack(key, attemptId);
+      },
+    };
+    const guard = createStoreGuard({ name: 'flaky store', timeoutMs: 1000, logger: silentLogger });
+    const throttle = guardedThrottle(countFailures({ ip: 3, pair: 1 }, racing), guard, 'as-is');
+    expect((await throttle.attempt(keys)).retryAfter).toBe(0); // a wrong secret: the address holds 1
+    failGiveBack = true;
+    expect((await throttle.attempt(keys)).retryAfter).toBeGreaterThan(0);
+    // The address holds its one real failure again: two more clients from it may try, the third is refused.
+    const plain = countFailures({ ip: 3, pair: 1 }, base);
+    const client = (id: string) => [keys[0]!, { kind: 'pair', id: `192.0.2.1 ${id}` }];
+    await vi.waitFor(async () => expect(failGiveBack).toBe(false));
+    await vi.waitFor(async () => expect((await plain.attempt(client('b'))).retryAfter).toBe(0), { timeout: 2000, interval: 50 });
+    expect((await plain.attempt(client('c'))).retryAfter).toBe(0);
+    expect((await plain.attempt(client('d'))).retryAfter).toBeGreaterThan(0);
   });
 
   it("through the store guard: attempts that lost their answers are given back without the caller's help, so nobody is locked out", async () => {
@@ -498,6 +542,26 @@ describePostgres('createLoginThrottle on the PostgreSQL OAuth store', () => {
     }
   });
 
+  it('the rows of windows emptied by successful logins, and of ended windows, go with the store\'s own expired rows', async () => {
+    let clock = Date.now();
+    const stores = postgresStores({ now: () => clock });
+    const rows = async () => (await stores.pool().query(`SELECT count(*)::int AS n FROM "${stores.schema}".oauth_failure_windows`)).rows[0].n;
+    try {
+      const store = stores.open() as PostgresOAuthStore;
+      const logins = createLoginThrottle({ windowSeconds: 60, store });
+      for (let i = 0; i < 20; i++) await (await logins.attempt(`user-${i}`, `192.0.2.${i}`)).succeeded();
+      await store.deleteExpired();
+      expect(await rows()).toBe(0);
+      await logins.attempt('guessed', '192.0.2.99'); // a wrong password: its two counts stay
+      expect(await rows()).toBe(2);
+      clock += 61_000;
+      await store.deleteExpired();
+      expect(await rows()).toBe(0);
+    } finally {
+      await stores.close();
+    }
+  });
+
   it('a user signing in through PostgreSQL connections that break mid-answer is never locked out: lost answers are given back', async () => {
     const stores = postgresStores();
     const proxy = await startTcpProxy(hostPort(databaseUrl!, 5432), { chunkMs: 40 });
@@ -525,10 +589,10 @@ describePostgres('createLoginThrottle on the PostgreSQL OAuth store', () => {
     try {
       const logins = createLoginThrottle({ failures: 1, addressFailures: 1, store: stores.open() });
       await (await logins.attempt('demo', '192.0.2.1')).succeeded();
-      // The store stalls: the counts' rows are locked, so a count waits while every read still answers.
+      // The store stalls: the windows' table is locked against writes, so a count waits while every read still answers.
       await locker.connect();
       await locker.query('BEGIN');
-      await locker.query(`SELECT * FROM "${stores.schema}".oauth_failure_windows FOR UPDATE`);
+      await locker.query(`LOCK TABLE "${stores.schema}".oauth_failure_windows IN EXCLUSIVE MODE`);
       // A store silent for twice the 1 s deadline (docs/stores.md#deadlines-and-outages).
       await expect(logins.attempt('demo', '192.0.2.1')).rejects.toBeInstanceOf(StoreTimeoutError);
       // The store answers again, and makes the count nobody waits for any more.

@@ -48,7 +48,7 @@ export function redisStores(): StoreFactory & { prefix: string; client(): Redis 
   };
 }
 
-export function postgresStores(options: { migrate?: boolean } = {}): StoreFactory & { schema: string; pool(): pg.Pool } {
+export function postgresStores(options: { migrate?: boolean; now?: () => number } = {}): StoreFactory & { schema: string; pool(): pg.Pool } {
   const schema = uniqueName('bruteforce');
   const pools: pg.Pool[] = [];
   const newPool = () => {

@@ -185,8 +185,13 @@ CREATE INDEX IF NOT EXISTS oauth_failure_windows_end_idx ON ${s}.oauth_failure_w
       ON CONFLICT (id) DO UPDATE SET expires_at = EXCLUDED.expires_at WHERE u.expires_at <= $3
       RETURNING true AS used`,
 
+    /**
+     * $1 now, $2 now in ms. Brute-force windows go once ended or empty (every attempt given
+     * back); one a reservation refills or reopens meanwhile is checked again and kept.
+     */
     deleteExpired: `WITH gone AS (DELETE FROM ${grants} WHERE expires_at <= $1 RETURNING 1),
-        used AS (DELETE FROM ${s}.oauth_used_once WHERE expires_at <= $1)
+        used AS (DELETE FROM ${s}.oauth_used_once WHERE expires_at <= $1),
+        windows AS (DELETE FROM ${s}.oauth_failure_windows WHERE window_end <= $2::bigint OR cardinality(ids) = 0)
       SELECT count(*)::int AS deleted FROM gone`,
   };
 }
@@ -208,11 +213,5 @@ export function failureWindowStatements(s: string) {
       RETURNING cardinality(ids) AS count, window_end`,
     giveBack: `UPDATE ${windows} SET ids = array_remove(ids, $2::text) WHERE key = $1 AND $2::text = ANY(ids)`,
     peek: `SELECT cardinality(ids) AS count, window_end FROM ${windows} WHERE key = $1 AND window_end > $2::bigint AND cardinality(ids) > 0`,
-    /**
-     * $1 now, $2 at most this many rows. The outer condition is checked again on a row a
-     * concurrent attempt has just reopened, so a live window is never deleted.
-     */
-    sweep: `DELETE FROM ${windows} WHERE key IN (SELECT key FROM ${windows} WHERE window_end <= $1::bigint LIMIT $2::int)
-      AND window_end <= $1::bigint`,
   };
 }

@@ -68,6 +68,10 @@ export interface PostgresRateLimitStore {
   readonly schema: string;
   /** Resolves once the store's migration (if any) made the schema and the windows' table. */
   ready(): Promise<void>;
+  /** The store's clock: windows end by the same time as its tokens. */
+  now(): number;
+  /** After a write: the store deletes ended rows, its own and the windows', now and then. */
+  written(): void;
 }
 
 export interface PostgresOAuthStore extends OAuthStore {
@@ -158,7 +162,8 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
   }
 
   async function deleteExpired(): Promise<number> {
-    const { rows } = await query<{ deleted: number }>(sql.deleteExpired, [new Date(now())]);
+    const at = now();
+    const { rows } = await query<{ deleted: number }>(sql.deleteExpired, [new Date(at), at]);
     return rows[0]?.deleted ?? 0;
   }
 
@@ -192,7 +197,7 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
     connection: pgConnection(pool),
     migrate: startMigration,
 
-    rateLimitStore: { kind: 'postgres', pool, schema, ready: ensureReady },
+    rateLimitStore: { kind: 'postgres', pool, schema, ready: ensureReady, now, written: maybeSweep },
 
     deleteExpired,
 

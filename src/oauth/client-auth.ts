@@ -157,16 +157,10 @@ async function checkPresented(address: string, presented: PresentedCredentials, 
       'retry-after': String(attempt.retryAfter),
     });
   }
-  let client: OAuthClientRecord | undefined;
-  try {
-    client = await verifyPresented(presented, known, context);
-  } catch (error) {
-    // No verdict (the store failed): not a failure of the caller.
-    // Not awaited: the store is likely down, and this answer must not wait a second deadline.
-    attempt.release().catch(() => undefined);
-    throw error;
-  }
-  // The reservation stays: it is this failure.
+  // The reservation stays unless the secret is right: it is this failure. That holds when the
+  // recheck against the store fails (a 503) too: the secret was compared by then, and found wrong
+  // against the record this process holds, so the caller has had its guess.
+  const client = await verifyPresented(presented, known, context);
   if (!client) throw failed(presented.clientId, context);
   await attempt.release();
   return client;

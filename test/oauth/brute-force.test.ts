@@ -325,6 +325,24 @@ describe('brute force on client authentication with the memory store', SLOW, () 
     }
     expect((await attempt(host, GUESSER, CONFIDENTIAL.secret, stored.id)).status).toBe(400);
   });
+
+  it('RFC 6749 10.10: a wrong secret whose recheck against the store fails is a 503 that still counts: a guesser who meets an outage gets no free checks', async () => {
+    const memory = createMemoryOAuthStore();
+    const confidential = (await sequentialClients()).find((client) => client.id === CONFIDENTIAL.id)!;
+    const stored = { ...confidential, id: 'stored-client', name: 'Stored', scopes: ['openid'], grants: ['authorization_code' as const, 'refresh_token' as const] };
+    await memory.saveClient(stored);
+    // After a wrong secret the record is read again, to see a rotation made through another process: that read fails.
+    let rechecks = 0;
+    const store: OAuthStore = {
+      ...memory,
+      getClient: (id) => (new Error().stack?.includes('verifyPresented') ? (rechecks++, Promise.reject(new Error('store down'))) : memory.getClient(id)),
+    };
+    const host = await sequentialHostOn('express', store);
+    const answers: number[] = [];
+    for (let i = 0; i < LIMIT + 2; i++) answers.push((await attempt(host, GUESSER, WRONG, stored.id)).status);
+    // Each 503 compared a wrong secret before the store failed: LIMIT of them, then the address is refused.
+    expect([answers, rechecks]).toEqual([[...Array<number>(LIMIT).fill(503), 429, 429], LIMIT]);
+  });
 });
 
 /** The adapters only carry requests to the same core: every adapter runs the suite with the memory store above. */

@@ -31,7 +31,9 @@ export function createStores(config: ExampleConfig): ExampleStores {
   if (config.store === 'redis') {
     // Fail fast while Redis is away, so the quota's onStoreError policy decides instead of a queue.
     // A command in flight when the connection broke must not be re-sent: it would be counted twice.
-    const options = { maxRetriesPerRequest: 0, enableOfflineQueue: false, autoResendUnfulfilledCommands: false };
+    // A connection that stops answering without closing (a partition) is dropped after 5 s, so the
+    // commands of calls already answered 503 do not pile up in the client (docs/deployment.md#redis).
+    const options = { maxRetriesPerRequest: 0, enableOfflineQueue: false, autoResendUnfulfilledCommands: false, socketTimeout: 5000 };
     const redis = config.redisClusterNodes
       ? new Cluster(config.redisClusterNodes, { enableOfflineQueue: false, redisOptions: options })
       : new Redis(config.redisUrl, options);

@@ -197,36 +197,31 @@ function bruteForceSuite(makeStores: () => StoreFactory, adapters: readonly Adap
     });
   }
 
-  it('RFC 6749 10.10: wrong secrets for one client id from 30 addresses (the clientIp option) each get their check, and lock nobody out', async () => {
-    const host = await startHost('express', {
+  /** A host that takes the caller's address from a test header (the clientIp option): a secret for the confidential client sent as from `ip`. */
+  const addressedHost = async (adapter: AdapterName) => {
+    const host = await startHost(adapter, {
       oauth: { store: stores.open(), clients: await sequentialClients(), storeTimeoutMs: 30_000 },
       platform: { clientIp: (request) => header(request, 'x-test-ip') },
     });
-    const from = (ip: string, secret: string) =>
+    return (ip: string, secret: string) =>
       postFormFrom(GUESSER, `${host.origin}/oauth/token`, { grant_type: 'refresh_token', refresh_token: 'x' }, { authorization: basic(CONFIDENTIAL.id, secret), 'x-test-ip': ip });
+  };
+
+  it('RFC 6749 10.10: wrong secrets for one client id from 30 addresses (the clientIp option) each get their check, and lock nobody out', async () => {
+    const from = await addressedHost('express');
     expect(tally(await concurrently(30, (i) => from(`203.0.113.${i}`, WRONG)))).toEqual({ 401: 30 });
     const right = await from('192.0.2.200', CONFIDENTIAL.secret);
     expect(right.status).toBe(400);
   });
 
   it('RFC 6749 10.10: IPv6 callers count by their /56 network: guesses from fresh addresses in one /56 are slowed, another /56 is answered', async () => {
-    const host = await startHost('koa', {
-      oauth: { store: stores.open(), clients: await sequentialClients(), storeTimeoutMs: 30_000 },
-      platform: { clientIp: (request) => header(request, 'x-test-ip') },
-    });
-    const from = (ip: string, secret: string) =>
-      postFormFrom(GUESSER, `${host.origin}/oauth/token`, { grant_type: 'refresh_token', refresh_token: 'x' }, { authorization: basic(CONFIDENTIAL.id, secret), 'x-test-ip': ip });
+    const from = await addressedHost('koa');
     expect(tally(await sequentially(LIMIT + 4, (i) => from(`2001:db8:0:1200:${i.toString(16)}::1`, WRONG)))).toEqual({ 401: LIMIT, 429: 4 });
     expect((await from('2001:db8:0:1300::1', CONFIDENTIAL.secret)).status).toBe(400);
   });
 
   it('RFC 6749 10.10: a guesser behind a NAT64 translator (RFC 6052 2.1) or a Teredo server (RFC 4380 4) is slowed alone: its neighbours sharing the /56 are answered', async () => {
-    const host = await startHost('koa', {
-      oauth: { store: stores.open(), clients: await sequentialClients(), storeTimeoutMs: 30_000 },
-      platform: { clientIp: (request) => header(request, 'x-test-ip') },
-    });
-    const from = (ip: string, secret: string) =>
-      postFormFrom(GUESSER, `${host.origin}/oauth/token`, { grant_type: 'refresh_token', refresh_token: 'x' }, { authorization: basic(CONFIDENTIAL.id, secret), 'x-test-ip': ip });
+    const from = await addressedHost('koa');
     const neighbours = [
       ['64:ff9b::198.51.100.7', '64:ff9b::198.51.100.8'],
       // Clients 192.0.2.45 and 192.0.2.46 of the Teredo server 65.54.227.120.
@@ -308,12 +303,17 @@ describe('brute force on client authentication with the memory store', SLOW, () 
 
   afterEach(closeHosts);
 
-  it('a store failure while the client is looked up is a 503 (RFC 6749 5.2 temporarily_unavailable), not a failed authentication', async () => {
+  /** A memory store holding a confidential client of its own (configured clients never need the store). */
+  const storeWithClient = async () => {
     const memory = createMemoryOAuthStore();
-    // Registered in the store (configured clients never need it).
     const confidential = (await sequentialClients()).find((client) => client.id === CONFIDENTIAL.id)!;
     const stored = { ...confidential, id: 'stored-client', name: 'Stored', scopes: ['openid'], grants: ['authorization_code' as const, 'refresh_token' as const] };
     await memory.saveClient(stored);
+    return { memory, stored };
+  };
+
+  it('a store failure while the client is looked up is a 503 (RFC 6749 5.2 temporarily_unavailable), not a failed authentication', async () => {
+    const { memory, stored } = await storeWithClient();
     let failures = 0;
     const store: OAuthStore = { ...memory, getClient: (id) => (failures-- > 0 ? Promise.reject(new Error('store down')) : memory.getClient(id)) };
     const host = await sequentialHostOn('express', store);
@@ -327,10 +327,7 @@ describe('brute force on client authentication with the memory store', SLOW, () 
   });
 
   it('RFC 6749 10.10: a wrong secret whose recheck against the store fails is a 503 that still counts: a guesser who meets an outage gets no free checks', async () => {
-    const memory = createMemoryOAuthStore();
-    const confidential = (await sequentialClients()).find((client) => client.id === CONFIDENTIAL.id)!;
-    const stored = { ...confidential, id: 'stored-client', name: 'Stored', scopes: ['openid'], grants: ['authorization_code' as const, 'refresh_token' as const] };
-    await memory.saveClient(stored);
+    const { memory, stored } = await storeWithClient();
     // After a wrong secret the record is read again, to see a rotation made through another process: that read fails.
     let rechecks = 0;
     const store: OAuthStore = {

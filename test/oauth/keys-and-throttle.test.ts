@@ -421,6 +421,13 @@ async function signInThroughBrokenConnections(logins: LoginThrottle, proxy: TcpP
   await vi.waitFor(async () => expect(await counted()).toBe(0), { timeout: 5000, interval: 100 });
 }
 
+/** The attempts the login throttle's windows hold on Redis under `prefix`. */
+async function loginAttemptsHeld(redis: Redis, prefix: string): Promise<number> {
+  const [, keys] = await redis.scan('0', 'MATCH', `${prefix}failures:login:*`, 'COUNT', 1000);
+  const sizes = await Promise.all(keys.map((key) => redis.scard(key)));
+  return sizes.reduce((sum, size) => sum + size, 0);
+}
+
 describeRedis('createLoginThrottle on the Redis OAuth store', () => {
   sharedLoginSuite(redisStores);
 
@@ -445,11 +452,7 @@ describeRedis('createLoginThrottle on the Redis OAuth store', () => {
     client.on('error', () => {});
     const prefix = `${uniqueName('login_lost')}:`;
     const direct = new Redis(redisUrl!);
-    const counted = async () => {
-      const [, keys] = await direct.scan('0', 'MATCH', `${prefix}failures:login:*`, 'COUNT', 1000);
-      const sizes = await Promise.all(keys.map((key) => direct.scard(key)));
-      return sizes.reduce((sum, size) => sum + size, 0);
-    };
+    const counted = () => loginAttemptsHeld(direct, prefix);
     try {
       const logins = createLoginThrottle({ failures: 2, store: createRedisOAuthStore({ client, prefix }) });
       await signInThroughBrokenConnections(logins, proxy, counted, 60);
@@ -499,12 +502,7 @@ describeRedis('createLoginThrottle on the Redis OAuth store', () => {
     client.on('error', () => {});
     const prefix = `${uniqueName('login_giveback')}:`;
     const direct = new Redis(redisUrl!);
-    /** The attempts the throttle's windows hold. */
-    const counted = async () => {
-      const [, keys] = await direct.scan('0', 'MATCH', `${prefix}failures:login:*`, 'COUNT', 1000);
-      const sizes = await Promise.all(keys.map((key) => direct.scard(key)));
-      return sizes.reduce((sum, size) => sum + size, 0);
-    };
+    const counted = () => loginAttemptsHeld(direct, prefix);
     try {
       const logins = createLoginThrottle({ failures: 1, addressFailures: 1, store: createRedisOAuthStore({ client, prefix }) });
       const attempt = await logins.attempt('demo', '192.0.2.1');

@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { StoreTimeoutError } from '../../src/core/store-errors.js';
 import { databaseUrl, describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
-import { hostPort, startTcpProxy, viaProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { hostPort, startTcpProxy, viaProxy, type ProxyDelay, type TcpProxy } from '../support/tcp-proxy.js';
 import { memoryStores, postgresStores, redisStores, type StoreFactory } from './shared-stores.js';
 
 /** `failures` attempts at once: how many may check the password, and what the rest must wait. */
@@ -421,6 +421,31 @@ async function signInThroughBrokenConnections(logins: LoginThrottle, proxy: TcpP
   await vi.waitFor(async () => expect(await counted()).toBe(0), { timeout: 5000, interval: 100 });
 }
 
+/**
+ * A Redis client through a TCP proxy the test can stall or cut, keys under a prefix of the test's
+ * own, and a direct connection to read them; `close` deletes the keys and stops everything.
+ */
+async function redisThroughProxy(label: string, retryMs: number, delay: ProxyDelay = {}) {
+  const proxy = await startTcpProxy(hostPort(redisUrl!, 6379), delay);
+  const client = new Redis(viaProxy(redisUrl!, proxy), { retryStrategy: () => retryMs, connectTimeout: 500 });
+  client.on('error', () => {});
+  const prefix = `${uniqueName(label)}:`;
+  const direct = new Redis(redisUrl!);
+  return {
+    proxy,
+    client,
+    prefix,
+    counted: () => loginAttemptsHeld(direct, prefix),
+    async close() {
+      client.disconnect();
+      await proxy.close();
+      const [, keys] = await direct.scan('0', 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      if (keys.length > 0) await direct.del(...keys);
+      await direct.quit();
+    },
+  };
+}
+
 /** The attempts the login throttle's windows hold on Redis under `prefix`. */
 async function loginAttemptsHeld(redis: Redis, prefix: string): Promise<number> {
   const [, keys] = await redis.scan('0', 'MATCH', `${prefix}failures:login:*`, 'COUNT', 1000);
@@ -447,28 +472,16 @@ describeRedis('createLoginThrottle on the Redis OAuth store', () => {
     }
   });
   it('a user signing in through Redis connections that break mid-answer is never locked out: lost answers are given back, resent counts land once', async () => {
-    const proxy = await startTcpProxy(hostPort(redisUrl!, 6379), { chunkMs: 40 });
-    const client = new Redis(viaProxy(redisUrl!, proxy), { retryStrategy: () => 20, connectTimeout: 500 });
-    client.on('error', () => {});
-    const prefix = `${uniqueName('login_lost')}:`;
-    const direct = new Redis(redisUrl!);
-    const counted = () => loginAttemptsHeld(direct, prefix);
+    const { proxy, client, prefix, counted, close } = await redisThroughProxy('login_lost', 20, { chunkMs: 40 });
     try {
       const logins = createLoginThrottle({ failures: 2, store: createRedisOAuthStore({ client, prefix }) });
       await signInThroughBrokenConnections(logins, proxy, counted, 60);
     } finally {
-      client.disconnect();
-      await proxy.close();
-      const [, keys] = await direct.scan('0', 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length > 0) await direct.del(...keys);
-      await direct.quit();
+      await close();
     }
   });
   it('a Redis that stops answering (a partition, ioredis defaults as docs/deployment.md has them) rejects attempt() with a StoreTimeoutError at its deadline, never hangs, and counts again once it answers', async () => {
-    const proxy = await startTcpProxy(hostPort(redisUrl!, 6379));
-    const client = new Redis(viaProxy(redisUrl!, proxy), { retryStrategy: () => 50, connectTimeout: 500 });
-    client.on('error', () => {});
-    const prefix = `${uniqueName('login_partition')}:`;
+    const { proxy, client, prefix, close } = await redisThroughProxy('login_partition', 50);
     try {
       const logins = createLoginThrottle({ store: createRedisOAuthStore({ client, prefix }) });
       expect((await logins.attempt('demo', '192.0.2.1')).retryAfter).toBe(0);
@@ -488,21 +501,11 @@ describeRedis('createLoginThrottle on the Redis OAuth store', () => {
       proxy.resume();
       expect((await logins.attempt('demo', '192.0.2.3')).retryAfter).toBe(0);
     } finally {
-      client.disconnect();
-      await proxy.close();
-      const direct = new Redis(redisUrl!);
-      const [, keys] = await direct.scan('0', 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length > 0) await direct.del(...keys);
-      await direct.quit();
+      await close();
     }
   });
   it('succeeded() while Redis stops answering resolves all the same (the password was right, the login goes on), and gives the attempt back once Redis answers again', async () => {
-    const proxy = await startTcpProxy(hostPort(redisUrl!, 6379));
-    const client = new Redis(viaProxy(redisUrl!, proxy), { retryStrategy: () => 50, connectTimeout: 500 });
-    client.on('error', () => {});
-    const prefix = `${uniqueName('login_giveback')}:`;
-    const direct = new Redis(redisUrl!);
-    const counted = () => loginAttemptsHeld(direct, prefix);
+    const { proxy, client, prefix, counted, close } = await redisThroughProxy('login_giveback', 50);
     try {
       const logins = createLoginThrottle({ failures: 1, addressFailures: 1, store: createRedisOAuthStore({ client, prefix }) });
       const attempt = await logins.attempt('demo', '192.0.2.1');
@@ -517,11 +520,7 @@ describeRedis('createLoginThrottle on the Redis OAuth store', () => {
       // A right password is no failure: with a limit of 1 the same user still gets to try.
       expect((await logins.attempt('demo', '192.0.2.1')).retryAfter).toBe(0);
     } finally {
-      client.disconnect();
-      await proxy.close();
-      const [, keys] = await direct.scan('0', 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length > 0) await direct.del(...keys);
-      await direct.quit();
+      await close();
     }
   });
 });

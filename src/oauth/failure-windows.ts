@@ -9,9 +9,7 @@
  * kept (a client retrying through a network fault would lock itself out) nor blindly undone (a
  * guesser could bank free tries during an outage).
  */
-import type { RedisLike } from '../core/store-clients.js';
 import type { PostgresOAuthStore, PostgresRateLimitStore } from './store/postgres.js';
-import { failureWindowStatements } from './store/postgres-sql.js';
 import type { RedisOAuthStore, RedisRateLimitStore } from './store/redis.js';
 import { GIVE_BACK_FAILURE, PEEK_FAILURES, RESERVE_FAILURE, type Script } from './store/redis-scripts.js';
 import type { OAuthStore } from './store/types.js';
@@ -94,17 +92,7 @@ function memoryWindows(windowMs: number): FailureWindows {
  * window as TTL; every script touches that one key, so Redis Cluster is fine.
  */
 function redisWindows(shared: RedisRateLimitStore, name: string, windowMs: number): FailureWindows {
-  const client: RedisLike = shared.client;
-  const stored = (key: string) => `${shared.keyPrefix}failures:${name}:${key}`;
-  // EVALSHA first; on NOSCRIPT (a restarted server, a Cluster node that never saw it) EVAL, which caches it there.
-  const run = async (lua: Script, key: string, ...args: (string | number)[]) => {
-    try {
-      return await client.evalsha(lua.sha, 1, stored(key), ...args);
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return client.eval(lua.source, 1, stored(key), ...args);
-    }
-  };
+  const run = (lua: Script, key: string, ...args: (string | number)[]) => shared.run(lua, [`${shared.keyPrefix}failures:${name}:${key}`], args);
   const windowOf = (answer: unknown): FailureWindow => {
     const [count, msLeft] = answer as [number, number];
     return { count: Number(count), msLeft: Number(msLeft) };
@@ -128,12 +116,9 @@ function redisWindows(shared: RedisRateLimitStore, name: string, windowMs: numbe
  * store's own expired rows (`deleteExpired`, at most once a minute after a write).
  */
 function postgresWindows(shared: PostgresRateLimitStore, name: string, windowMs: number): FailureWindows {
-  const sql = failureWindowStatements(`"${shared.schema}"`);
+  const sql = shared.statements;
   const stored = (key: string) => `${name}:${key}`;
-  const query = async <T>(text: string, values: unknown[]): Promise<T[]> => {
-    await shared.ready();
-    return (await shared.pool.query(text, values)).rows as T[];
-  };
+  const query = async <T>(text: string, values: unknown[]): Promise<T[]> => (await shared.query<T>(text, values)).rows;
   const windowOf = (row: { count: number; window_end: string | number }, at: number): FailureWindow => ({
     count: Number(row.count),
     msLeft: Number(row.window_end) - at,

@@ -72,8 +72,7 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_failure_windows (
   key text PRIMARY KEY,
   ids text[] NOT NULL,
   window_end bigint NOT NULL
-);
-CREATE INDEX IF NOT EXISTS oauth_failure_windows_end_idx ON ${s}.oauth_failure_windows (window_end);`,
+);`,
 
     getClient: `SELECT record FROM ${s}.oauth_clients WHERE id = $1`,
     saveClient: `INSERT INTO ${s}.oauth_clients (id, record) VALUES ($1, $2::json)

@@ -47,7 +47,7 @@ import {
   type StoredAccessToken,
   type StoredGrant,
 } from './grant-record.js';
-import { statements } from './postgres-sql.js';
+import { failureWindowStatements, statements } from './postgres-sql.js';
 import type { AuthorizationCodeRecord, NewTokens, OAuthClientRecord, OAuthStore, TokenRef } from './types.js';
 
 export interface PostgresOAuthStoreOptions {
@@ -64,10 +64,10 @@ export interface PostgresOAuthStoreOptions {
 /** What the brute-force limits need to count on this store (failure-windows.ts). */
 export interface PostgresRateLimitStore {
   readonly kind: 'postgres';
-  readonly pool: PgQueryable;
-  readonly schema: string;
-  /** Resolves once the store's migration (if any) made the schema and the windows' table. */
-  ready(): Promise<void>;
+  /** The windows' statements, in the store's schema. */
+  readonly statements: ReturnType<typeof failureWindowStatements>;
+  /** Runs a statement as the store runs its own: once its migration (if any) made the table. */
+  query<T>(text: string, values: unknown[]): Promise<{ rows: T[] }>;
   /** The store's clock: windows end by the same time as its tokens. */
   now(): number;
   /** After a write: the store deletes ended rows, its own and the windows', now and then. */
@@ -197,7 +197,7 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
     connection: pgConnection(pool),
     migrate: startMigration,
 
-    rateLimitStore: { kind: 'postgres', pool, schema, ready: ensureReady, now, written: maybeSweep },
+    rateLimitStore: { kind: 'postgres', statements: failureWindowStatements(quotedSchema(schema)), query, now, written: maybeSweep },
 
     deleteExpired,
 

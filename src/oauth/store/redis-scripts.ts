@@ -152,15 +152,18 @@ export const INDEX_MEMBERS = script(`return redis.call('ZRANGE', KEYS[1], 0, -1)
 
 /**
  * Counts one attempt in a brute-force window (docs/oauth.md, "Brute-force limits"): KEYS[1] the
- * window's set of attempt ids; ARGV attempt id, window (ms). A missing key (the window ended: its
- * TTL) starts a new window; an id already there changes nothing, so a resent call counts once.
- * Answers {attempts counted, ms left}.
+ * window's set of attempt ids; ARGV attempt id, window (ms). A key without a TTL (new: the last
+ * window ended with its TTL) starts a new window; an id already there changes nothing, so a resent
+ * call counts once. Answers {attempts counted, ms left}.
  */
 export const RESERVE_FAILURE = script(`
-local fresh = redis.call('EXISTS', KEYS[1]) == 0
 redis.call('SADD', KEYS[1], ARGV[1])
-if fresh or redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return {redis.call('SCARD', KEYS[1]), redis.call('PTTL', KEYS[1])}
+local left = redis.call('PTTL', KEYS[1])
+if left < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  left = tonumber(ARGV[2])
+end
+return {redis.call('SCARD', KEYS[1]), left}
 `);
 
 /** Gives one attempt back: KEYS[1] the window's set; ARGV[1] attempt id. An id not there changes nothing. */

@@ -78,9 +78,10 @@ export interface RedisOAuthStoreOptions {
 /** What the brute-force limits need to count on this store (failure-windows.ts). */
 export interface RedisRateLimitStore {
   readonly kind: 'redis';
-  readonly client: RedisLike;
   /** The store's key prefix: the windows live under `<prefix>failures:`. */
   readonly keyPrefix: string;
+  /** Runs one of the store's scripts, as the store runs its own (EVALSHA, then EVAL on NOSCRIPT). */
+  run(lua: Script, keys: string[], args: (string | number)[]): Promise<unknown>;
 }
 
 export interface RedisOAuthStore extends OAuthStore {
@@ -182,7 +183,7 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
   return {
     kind: 'redis',
     connection: redisConnection(client),
-    rateLimitStore: { kind: 'redis', client, keyPrefix: prefix },
+    rateLimitStore: { kind: 'redis', keyPrefix: prefix, run },
 
     async getClient(clientId) {
       const [json] = await client.hmget(keys.clients, clientId);

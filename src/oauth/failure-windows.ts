@@ -30,9 +30,14 @@ export interface FailureWindows {
   giveBack(key: string, attemptId: string): Promise<void>;
 }
 
+/** Where the store lets the windows count: its Redis or PostgreSQL; undefined for other stores. */
+export function sharedWindowsOf(store: OAuthStore | undefined): RedisRateLimitStore | PostgresRateLimitStore | undefined {
+  return (store as Partial<RedisOAuthStore | PostgresOAuthStore> | undefined)?.rateLimitStore;
+}
+
 /** On the store's Redis or PostgreSQL, shared by every process on it; in process memory for other stores. */
 export function failureWindows(store: OAuthStore | undefined, name: string, windowMs: number): FailureWindows {
-  const shared = (store as Partial<RedisOAuthStore | PostgresOAuthStore> | undefined)?.rateLimitStore;
+  const shared = sharedWindowsOf(store);
   if (shared?.kind === 'redis') return redisWindows(shared, name, windowMs);
   if (shared?.kind === 'postgres') return postgresWindows(shared, name, windowMs);
   return memoryWindows(windowMs);

@@ -7,8 +7,7 @@ import { configurationError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
 import { createStoreGuard } from '../core/store-guard.js';
 import type { StoreConnection } from '../core/store-connection.js';
-import type { PostgresOAuthStore } from './store/postgres.js';
-import type { RedisOAuthStore } from './store/redis.js';
+import { sharedWindowsOf } from './failure-windows.js';
 import type { OAuthStore } from './store/types.js';
 import { createFailureThrottle, guardedThrottle } from './throttle.js';
 
@@ -89,7 +88,7 @@ const LOGIN_COUNT_TIMEOUT_MS = 1000;
 export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginThrottle {
   const lane = (options.store as { connection?: StoreConnection } | undefined)?.connection?.lane;
   // The Redis and PostgreSQL stores say where the counts live; in memory nothing can fail or hang.
-  const shared = (options.store as Partial<RedisOAuthStore | PostgresOAuthStore> | undefined)?.rateLimitStore !== undefined;
+  const shared = sharedWindowsOf(options.store) !== undefined;
   const counting = createFailureThrottle({
     failures: {
       [ADDRESS]: positiveInteger(options.addressFailures ?? 100, 'addressFailures'),

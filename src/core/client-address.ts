@@ -76,6 +76,8 @@ type Counted = 'embedded IPv4' | '6to4 IPv4' | 'Teredo client' | 'link' | 'addre
 const SPECIAL_RANGES: readonly (readonly [readonly number[], number, Counted])[] = [
   // RFC 4291 2.5.5.2: a dual-stack socket reports IPv4 peers as ::ffff:a.b.c.d.
   [[0, 0, 0, 0, 0, 0xffff], 96, 'embedded IPv4'],
+  // RFC 2765 2.1: a stateless translator's IPv4-translated ::ffff:0:a.b.c.d.
+  [[0, 0, 0, 0, 0xffff, 0], 96, 'embedded IPv4'],
   // RFC 6052 2.1: a translator presents every IPv4 client as 64:ff9b::a.b.c.d.
   [[0x64, 0xff9b, 0, 0, 0, 0], 96, 'embedded IPv4'],
   // RFC 8215: the operator picks the prefix length (RFC 6052 2.2; /64 is deployed), so the IPv4

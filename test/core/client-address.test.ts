@@ -16,6 +16,8 @@ describe('countedAddress: what the brute-force limits count as one caller', () =
     ['2002:c633:6407:ff00::1', '198.51.100.7'],
     // RFC 4193 3.1: a unique local /48 is one site's.
     ['fd12:3456:789a:12ab::1', 'fd12:3456:789a:1200::/56'],
+    // RFC 2765 2.1: an IPv4-translated address counts as its IPv4.
+    ['::ffff:0:198.51.100.7', '198.51.100.7'],
     // RFC 6052 2.1: a translator's well-known prefix holds every IPv4 client; each counts as its IPv4.
     ['64:ff9b::198.51.100.7', '198.51.100.7'],
     ['64:ff9b::c633:6407', '198.51.100.7'],

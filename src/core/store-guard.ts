@@ -62,7 +62,7 @@ export interface StoreGuard {
    */
   ask<T>(work: (call: StoreCall) => Promise<T>, options?: { queued?: boolean }): Promise<T>;
   /** `ask`, with every failure answered as a 503 StoreUnavailableError (its `cause` says why). */
-  run<T>(work: () => Promise<T>): Promise<T>;
+  run<T>(work: (call: StoreCall) => Promise<T>): Promise<T>;
   /** Runs `action` when the current outage ends (at once when there is none). */
   whenBack(action: () => void): void;
   /** A store that answered in process (no promise) failed: counted and logged like a call; answers the error to report. */

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { configurationError } from '../core/errors.js';
-import type { StoreGuard } from '../core/store-guard.js';
+import type { StoreCall, StoreGuard } from '../core/store-guard.js';
 import { failureWindows, type FailureWindow, type FailureWindows } from './failure-windows.js';
 import type { OAuthStore } from './store/types.js';
 
@@ -34,9 +34,10 @@ export interface CountedKey {
 export interface FailureThrottle {
   /**
    * Keys are checked and reserved in the given order: put the caller's IP first. Once
-   * `abandoned` is aborted the attempt reserves nothing more (and fails).
+   * `abandoned` is aborted the attempt reserves nothing more (and fails). `answered` hears each
+   * step the store answered.
    */
-  attempt(keys: readonly CountedKey[], abandoned?: AbortSignal): Promise<ThrottledAttempt>;
+  attempt(keys: readonly CountedKey[], abandoned?: AbortSignal, answered?: () => void): Promise<ThrottledAttempt>;
 }
 
 export interface FailureThrottleOptions {
@@ -68,14 +69,17 @@ export function createFailureThrottle({ failures, windowSeconds, name, store }: 
 /** The throttle on windows of the caller's choosing: createFailureThrottle picks them from the store. */
 export function countFailures(failures: FailureThrottleOptions['failures'], windows: FailureWindows): FailureThrottle {
   return {
-    async attempt(counted, abandoned) {
+    async attempt(counted, abandoned, answered) {
       const limits = counted.map(({ kind }) => limitOf(failures, kind));
       const keys = counted.map(({ kind, id }) => storedKey(`${kind}:${id}`));
       // A key already at its limit refuses without touching any count, so a blocked IP cannot
       // run up the counts of the other keys it names. Every step reads one key after the other:
       // an attempt holds one connection of a pool at a time (docs/stores.md#the-local-queue).
       const states: (FailureWindow | null)[] = [];
-      for (const key of keys) states.push(await windows.peek(key));
+      for (const key of keys) {
+        states.push(await windows.peek(key));
+        answered?.();
+      }
       const blocked = states.filter((state, i) => state !== null && state.count >= limits[i]! && state.msLeft > 0);
       if (blocked.length > 0) return { retryAfter: secondsUntil(Math.max(...blocked.map((state) => state!.msLeft))), release: async () => {} };
       // One key after the other: an attempt that loses the race for the limit on a key has
@@ -91,6 +95,7 @@ export function countFailures(failures: FailureThrottleOptions['failures'], wind
           if (abandoned?.aborted) throw abandoned.reason;
           tried.add(key);
           const reservation = await windows.reserve(key, attemptId);
+          answered?.();
           if (reservation.count > limits[i]!) {
             const owed = await release().then(
               () => false,
@@ -153,7 +158,7 @@ export class ReservationFailedError extends Error {
  * `'as-is'` with the guard's StoreTimeoutError, StoreFailedError or StoreBusyError.
  */
 export function guardedThrottle(throttle: FailureThrottle, guard: StoreGuard, failures: 'unavailable' | 'as-is' = 'unavailable'): FailureThrottle {
-  const call = <T>(work: () => Promise<T>): Promise<T> => (failures === 'unavailable' ? guard.run(work) : guard.ask(() => work()));
+  const call = <T>(work: (step: StoreCall) => Promise<T>): Promise<T> => (failures === 'unavailable' ? guard.run(work) : guard.ask(work));
   const releaseWhenBack = (release: () => Promise<void>, tries: number): Promise<void> =>
     call(release).catch((error: unknown) => {
       if (tries > 1) guard.whenBack(() => void releaseWhenBack(release, tries - 1).catch(() => undefined));
@@ -164,7 +169,10 @@ export function guardedThrottle(throttle: FailureThrottle, guard: StoreGuard, fa
       const abandoned = new AbortController();
       // Nothing reaches the store before the guard lets the call start.
       let started: Promise<ThrottledAttempt> | undefined;
-      return call(() => (started = throttle.attempt(names, abandoned.signal))).then(
+      // An attempt is several store steps in a row: each one the store answers starts the
+      // deadline again, so a store that answers every step in time is slow, not down
+      // (docs/stores.md#deadlines-and-outages).
+      return call((step) => (started = throttle.attempt(names, abandoned.signal, () => step.sent()))).then(
         (attempt) => {
           // A refusal checked no secret: a give-back the store failed right then is made once it answers.
           if (attempt.owed) releaseWhenBack(() => attempt.release(), 5).catch(() => undefined);

@@ -480,6 +480,19 @@ describeRedis('createLoginThrottle on the Redis OAuth store', () => {
       await close();
     }
   });
+  it('a Redis that answers every step slowly but within the 1 s deadline is slow, not down: attempts are counted, none times out (docs/stores.md#deadlines-and-outages)', async () => {
+    // 600 ms a round trip: an attempt's four steps take 2.4 s, each well within its deadline.
+    const { client, prefix, counted, close } = await redisThroughProxy('login_slow', 50, { chunkMs: 300 });
+    try {
+      await new Promise((resolve) => client.once('ready', resolve));
+      const logins = createLoginThrottle({ failures: 5, store: createRedisOAuthStore({ client, prefix }) });
+      for (const user of ['demo', 'other']) expect((await logins.attempt(user, '192.0.2.1')).retryAfter).toBe(0);
+      expect(await counted()).toBe(4);
+    } finally {
+      await close();
+    }
+  });
+
   it('a Redis that stops answering (a partition, ioredis defaults as docs/deployment.md has them) rejects attempt() with a StoreTimeoutError at its deadline, never hangs, and counts again once it answers', async () => {
     const { proxy, client, prefix, close } = await redisThroughProxy('login_partition', 50);
     try {

@@ -7,9 +7,11 @@ import { header, type PlatformRequest } from './http.js';
  */
 export function bearerToken(request: PlatformRequest): string | undefined {
   const value = header(request, 'authorization');
-  if (!value || !/^Bearer(?: |$)/i.test(value)) return undefined;
+  if (!value) return undefined;
+  // Well-formed credentials first: the quota guard reads them on every call.
   const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(value);
-  return match ? match[1] : '';
+  if (match) return match[1];
+  return /^Bearer(?: |$)/i.test(value) ? '' : undefined;
 }
 
 /** RFC 6750 2.1 b64token: the characters a Bearer token may hold. */

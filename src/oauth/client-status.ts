@@ -37,7 +37,12 @@ export function servedToken<T extends Issued>(token: T, client: OAuthClientRecor
   if (!isActive(client)) return undefined;
   if (client.tokensValidAfter !== undefined && token.expiresAt - lifetimeMs < client.tokensValidAfter) return undefined;
   // The guard's hot path: the token itself, unless a scope has to go.
-  return token.scope.every((s) => client.scopes.includes(s)) ? token : { ...token, scope: allowedScope(token.scope, client) };
+  return allAllowed(token.scope, client.scopes) ? token : { ...token, scope: allowedScope(token.scope, client) };
+}
+
+function allAllowed(scope: readonly string[], allowed: readonly string[]): boolean {
+  for (const s of scope) if (!allowed.includes(s)) return false;
+  return true;
 }
 
 export interface ClientStatus {

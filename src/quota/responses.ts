@@ -47,12 +47,20 @@ export function rateLimitPolicyHeader(periods: readonly QuotaPeriodState[]): str
   return header || undefined;
 }
 
+/** Each item's text up to its `r` value, first in the list and after another item. */
+const ITEM_START: Record<QuotaPeriod, readonly [string, string]> = {
+  minute: ['"minute";r=', ', "minute";r='],
+  day: ['"day";r=', ', "day";r='],
+  month: ['"month";r=', ', "month";r='],
+};
+
 /** `"minute";r=57;t=23, ...` at `now`, or undefined when nothing is limited. */
 export function rateLimitHeader(periods: readonly QuotaPeriodState[], now: number): string | undefined {
+  // Four pieces an item: every piece is a node the string is flattened from when it is sent.
   let header = '';
   for (const p of periods) {
     if (!limited(p)) continue;
-    header += `${header ? ', ' : ''}"${p.period}";r=${Math.max(0, p.remaining)};t=${secondsUntil(p.resetAt, now)}`;
+    header += ITEM_START[p.period][header === '' ? 0 : 1] + Math.max(0, p.remaining) + ';t=' + secondsUntil(p.resetAt, now);
   }
   return header || undefined;
 }
@@ -71,13 +79,11 @@ function policyOf(rule: ResolvedQuotaRule, periods: readonly QuotaPeriodState[])
  */
 export function quotaHeaders(decision: QuotaDecision): Record<string, string> {
   if (decision.outcome === 'store_unavailable') return {};
-  const headers: Record<string, string> = {};
   const policy = decision.source === 'store' ? policyOf(decision.rule, decision.periods) : rateLimitPolicyHeader(decision.periods);
   const state = rateLimitHeader(decision.periods, decision.now);
-  if (policy !== undefined && state !== undefined) {
-    headers['ratelimit-policy'] = policy;
-    headers.ratelimit = state;
-  }
+  // One literal, so every admitted call's headers share one shape and the adapters' loop over
+  // them takes V8's cached path instead of a runtime call.
+  const headers: Record<string, string> = policy !== undefined && state !== undefined ? { 'ratelimit-policy': policy, ratelimit: state } : {};
   if (decision.outcome === 'rejected') headers['retry-after'] = String(decision.retryAfterSeconds);
   return headers;
 }

@@ -37,7 +37,7 @@ async function main(): Promise<number> {
   }
   const unknown = args.only.filter((name) => !scenarios.some((scenario) => scenario.name === name));
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${scenarios.map((s) => s.name).join(', ')}`);
-  const selected = scenarios.filter((scenario) => args.only.length === 0 || args.only.includes(scenario.name));
+  const selected = scenarios.filter((scenario) => (args.only.length === 0 ? !scenario.optIn : args.only.includes(scenario.name)));
 
   const { only: _only, help: _help, ...options } = args;
   const info = runInfo(commandLine(argv), options);

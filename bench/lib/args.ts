@@ -13,6 +13,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --rounds <n>        rounds; the median is reported (default 5, 1..15)
   --warmup <s>        warm-up seconds per target before round 1 (default 1, 0..30)
   --connections <n>   autocannon connections (default 32, 1..1024)
+  --requests <n>      requests counted per target by the instructions scenario (default 2000, 100..20000)
   --only <scenario>   run only this scenario (repeat or comma-separate)
   --help`;
 
@@ -33,6 +34,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
       rounds: { type: 'string' },
       warmup: { type: 'string' },
       connections: { type: 'string' },
+      requests: { type: 'string' },
       only: { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h' },
     },
@@ -42,6 +44,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs {
     rounds: Math.round(bounded(values.rounds, 'rounds', 5, 1, 15)),
     warmup: bounded(values.warmup, 'warmup', 1, 0, 30),
     connections: Math.round(bounded(values.connections, 'connections', 32, 1, 1024)),
+    requests: Math.round(bounded(values.requests, 'requests', 2000, 100, 20_000)),
     only: (values.only ?? []).flatMap((item) => item.split(',')).map((item) => item.trim()).filter(Boolean),
     help: values.help ?? false,
   };

@@ -189,3 +189,14 @@ export async function sequentialLatency(target: Target, durationMs: number, maxR
   const sorted = samples.subarray(0, count).sort();
   return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), requests: count, errors };
 }
+
+/**
+ * Exactly `count` requests, one after another on `agent` (keep-alive, one socket), for counts
+ * that must not depend on time (the instructions scenario). Answers how many failed.
+ */
+export async function sequentialRequests(target: Target, count: number, agent: Agent): Promise<number> {
+  const chain = chainOf(target, 0);
+  let failed = 0;
+  for (let i = 0; i < count; i++) if (!(await sendNext(target, chain, agent)).ok) failed++;
+  return failed;
+}

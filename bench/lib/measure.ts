@@ -9,6 +9,8 @@ export interface MeasureOptions {
   /** Seconds of warm-up per target before the first round. */
   warmup: number;
   connections: number;
+  /** Requests counted per target where a scenario counts a fixed number (instructions). */
+  requests: number;
 }
 
 export interface TargetResult {
@@ -57,7 +59,7 @@ export async function measureScenario(scenario: Scenario, options: MeasureOption
   const run = await scenario.setup(options);
   try {
     for (const target of run.targets) await checkTarget(target);
-    log(`# ${scenario.name}: every target answers a successful envelope`);
+    if (run.targets.length > 0) log(`# ${scenario.name}: every target answers a successful envelope`);
 
     const rounds = new Map(run.targets.map((target) => [target.id, [] as TargetResult['rounds']]));
     for (let round = 1; round <= options.rounds; round++) {

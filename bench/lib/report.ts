@@ -79,10 +79,17 @@ export function scenarioMarkdown(result: ScenarioResult, info: RunInfo): string 
     s.errors > 0 ? `**${s.errors}** ⚠` : '0',
   ]);
   const ratioRows = result.ratios.map((r) => [r.label, `${fixed(r.value, r.unit ? 3 : 2)}${r.unit ? ` ${r.unit}` : ''}`, r.goal, r.pass ? 'PASS' : '**FAIL**']);
-  return [
+  const header = [
     `### ${result.title}`,
     '',
     `\`${info.command}\` on Node ${info.node}, ${info.cpus} CPU (${info.cpuModel}), load average ${fixed(info.loadAverage, 1)} at start, ${info.date}.`,
+  ];
+  // A scenario without load targets (instructions) reports only its own tables and notes.
+  if (result.targets.length === 0) {
+    return [...header, '', ...result.tables.flatMap((markdown) => [markdown, '']), ...result.notes.map((note) => `- ${note}`), ''].join('\n');
+  }
+  return [
+    ...header,
     `Median of ${options.rounds} round${options.rounds === 1 ? '' : 's'}; targets alternate within each round; ` +
       (result.singleSeconds === options.duration
         ? `${options.duration} s per target per phase`

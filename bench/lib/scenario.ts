@@ -92,6 +92,8 @@ export interface Scenario {
    * many targets shorten it to keep the whole bench within a few minutes.
    */
   singleShare?: number;
+  /** Left out of a plain `npm run bench`; runs only when named with `--only` (e.g. it needs valgrind). */
+  optIn?: boolean;
   setup(options: MeasureOptions): Promise<ScenarioRun>;
   ratios(summary: ReadonlyMap<string, TargetSummary>): Ratio[];
 }

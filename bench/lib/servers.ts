@@ -26,10 +26,14 @@ export function killAllServers(): void {
 
 /**
  * Starts `bench/servers/<entry>` with `node --import tsx`, passes `env`, and resolves once the
- * child prints `READY <url>`. Rejects if it exits or stays silent for `timeoutMs`.
+ * child prints `READY <url>`. Rejects if it exits or stays silent for `timeoutMs`. With a
+ * `launcher` (a command and its arguments, e.g. valgrind's), that command runs node; it must run
+ * it in its own process, so that `pid` stays the server's.
  */
-export function startServer(name: string, entry: string, env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(`../servers/${entry}`, import.meta.url))], {
+export function startServer(name: string, entry: string, env: Record<string, string>, timeoutMs = 60_000, launcher: readonly string[] = []): Promise<ServerProcess> {
+  const node = [process.execPath, '--import', 'tsx', fileURLToPath(new URL(`../servers/${entry}`, import.meta.url))];
+  const [command, ...args] = [...launcher, ...node];
+  const child = spawn(command!, args, {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     // stdin is a pipe only so that the child sees EOF when the runner dies, even by SIGKILL (lib/child.ts).

@@ -11,8 +11,8 @@ import type { Scenario } from '../lib/scenario.js';
 import { withServerRun } from '../lib/server-run.js';
 import { startServer } from '../lib/servers.js';
 
-const LIMIT = 1_000_000_000;
-const HOSTS = [
+export const LIMIT = 1_000_000_000;
+export const HOSTS = [
   { host: 'fastify', label: 'Fastify 5' },
   { host: 'hono', label: 'Hono 4 on @hono/node-server' },
   { host: 'express', label: 'Express 5', goal: 0.9 },
@@ -21,6 +21,14 @@ const HOSTS = [
 ] as const;
 /** What the guard keeps of its host's req/s at least; Express is measured as its thinnest app. */
 const goalOf = (spec: (typeof HOSTS)[number]): number => ('goal' in spec ? spec.goal : 0.85);
+/**
+ * The Bearer token a host's target is sent: a real one, made through the OAuth flow on that
+ * server, for the guard; a header of the same shape for the others, so that every request is as
+ * long as the guard's.
+ */
+export async function hostToken(url: string, guard: string): Promise<string> {
+  return guard === 'on' ? (await authorizeGrant(url, 'quota-app', 'openid')).access_token : `${'x'.repeat(16)}.${'y'.repeat(43)}`;
+}
 const SPECS = HOSTS.flatMap(({ host, label }) => [
   { id: `${host}-bare`, label: `bare ${label}`, host, guard: 'off' },
   { id: `${host}-headers`, label: `${label} + a hook that only sets the two RateLimit headers`, host, guard: 'headers' },
@@ -43,8 +51,7 @@ export const hostsScenario: Scenario = {
       const launch = async (spec: (typeof SPECS)[number], name: string): Promise<Contender> => {
         const server = await startServer(name, 'host-guard.ts', { ...env, BENCH_HOST: spec.host, BENCH_GUARD: spec.guard });
         servers.push(server);
-        // The bare host gets a Bearer header of the same shape, so its requests are as long as the guard's.
-        const token = spec.guard === 'on' ? (await authorizeGrant(server.url, 'quota-app', 'openid')).access_token : `${'x'.repeat(16)}.${'y'.repeat(43)}`;
+        const token = await hostToken(server.url, spec.guard);
         return { server, target: { id: spec.id, label: spec.label, pid: server.pid, url: `${server.url}${PING_PATH}`, method: 'GET', headers: { authorization: `Bearer ${token}` }, verify: isPingBody } };
       };
       const started: Contender[] = [];

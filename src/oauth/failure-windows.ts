@@ -22,6 +22,8 @@ export interface FailureWindow {
 }
 
 export interface FailureWindows {
+  /** How long a window lasts from its first count: nothing counted stays counted longer. */
+  readonly windowMs: number;
   /** The key's live window, or null when it has none. */
   peek(key: string): Promise<FailureWindow | null>;
   /** Counts the attempt in the key's window (starting one when the last ended); counting it again changes nothing. */
@@ -66,6 +68,7 @@ function memoryWindows(windowMs: number): FailureWindows {
     }
   };
   return {
+    windowMs,
     async peek(key) {
       const at = now();
       const window = live(key, at);
@@ -103,6 +106,7 @@ function redisWindows(shared: RedisRateLimitStore, name: string, windowMs: numbe
     return { count: Number(count), msLeft: Number(msLeft) };
   };
   return {
+    windowMs,
     async peek(key) {
       const window = windowOf(await run(PEEK_FAILURES, key));
       return window.count > 0 ? window : null;
@@ -129,6 +133,7 @@ function postgresWindows(shared: PostgresRateLimitStore, name: string, windowMs:
     msLeft: Number(row.window_end) - at,
   });
   return {
+    windowMs,
     async peek(key) {
       const at = shared.now();
       const [row] = await query<{ count: number; window_end: string }>(sql.peek, [stored(key), at]);

@@ -23,6 +23,8 @@ export interface ThrottledAttempt {
   release(): Promise<void>;
   /** A refusal whose give-back the store did not take: `release()` is still owed. */
   readonly owed?: boolean;
+  /** When (performance.now()) every window this attempt was counted in has ended: a give-back changes nothing after. */
+  readonly countedUntil: number;
 }
 
 /** One count an attempt goes through: `kind` names its limit in `FailureThrottleOptions.failures`. */
@@ -81,7 +83,9 @@ export function countFailures(failures: FailureThrottleOptions['failures'], wind
         answered?.();
       }
       const blocked = states.filter((state, i) => state !== null && state.count >= limits[i]! && state.msLeft > 0);
-      if (blocked.length > 0) return { retryAfter: secondsUntil(Math.max(...blocked.map((state) => state!.msLeft))), release: async () => {} };
+      if (blocked.length > 0) {
+        return { retryAfter: secondsUntil(Math.max(...blocked.map((state) => state!.msLeft))), release: async () => {}, countedUntil: performance.now() };
+      }
       // One key after the other: an attempt that loses the race for the limit on a key has
       // reserved nothing on the keys after it, and gives back what it reserved before: it
       // checked no secret, so it is no failure.
@@ -89,11 +93,14 @@ export function countFailures(failures: FailureThrottleOptions['failures'], wind
       // Every key a reservation was sent for, answered or not: giving back where it never landed changes nothing.
       const tried = new Set<string>();
       const release = () => giveBack(windows, tried, attemptId);
+      // A window ends at most its length after the count that started it, which came no sooner than it was sent.
+      let countedUntil = performance.now();
       try {
         for (const [i, key] of keys.entries()) {
           // Nobody waits for this attempt any more (its deadline passed): reserve nothing more.
           if (abandoned?.aborted) throw abandoned.reason;
           tried.add(key);
+          countedUntil = performance.now() + windows.windowMs;
           const reservation = await windows.reserve(key, attemptId);
           answered?.();
           if (reservation.count > limits[i]!) {
@@ -101,13 +108,13 @@ export function countFailures(failures: FailureThrottleOptions['failures'], wind
               () => false,
               () => true,
             );
-            return { retryAfter: secondsUntil(reservation.msLeft), release, owed };
+            return { retryAfter: secondsUntil(reservation.msLeft), release, owed, countedUntil };
           }
         }
       } catch (error) {
-        throw new ReservationFailedError(error, release);
+        throw new ReservationFailedError(error, release, countedUntil);
       }
-      return { retryAfter: 0, release };
+      return { retryAfter: 0, release, countedUntil };
     },
   };
 }
@@ -140,11 +147,17 @@ export class ReservationFailedError extends Error {
   constructor(
     cause: unknown,
     readonly release: () => Promise<void>,
+    /** As ThrottledAttempt's: `release` is worth retrying until then. */
+    readonly countedUntil: number,
   ) {
     super(cause instanceof Error ? cause.message : 'the brute-force counter failed', { cause });
     this.name = 'ReservationFailedError';
   }
 }
+
+/** The pause before a failed give-back is tried again while the store is not known to be down; it doubles with each pause. */
+const FIRST_RETRY_PAUSE_MS = 100;
+const LONGEST_RETRY_PAUSE_MS = 10_000;
 
 /**
  * The throttle's windows live in the platform's store: its calls get the store's deadline and
@@ -159,9 +172,18 @@ export class ReservationFailedError extends Error {
  */
 export function guardedThrottle(throttle: FailureThrottle, guard: StoreGuard, failures: 'unavailable' | 'as-is' = 'unavailable'): FailureThrottle {
   const call = <T>(work: (step: StoreCall) => Promise<T>): Promise<T> => (failures === 'unavailable' ? guard.run(work) : guard.ask(work));
-  const releaseWhenBack = (release: () => Promise<void>, tries: number): Promise<void> =>
+  // A give-back is tried again until the windows it would change have ended, however often the
+  // store fails it (a connection that keeps breaking fails many in a row): after that the count
+  // is gone anyway. During an outage the next try waits for the store to answer again; a failure
+  // the guard saw no outage in (shed by a full queue, or sent before the store came back) waits a
+  // pause that doubles, so nothing retries at once or without end.
+  const releaseWhenBack = (release: () => Promise<void>, countedUntil: number, pauseMs = FIRST_RETRY_PAUSE_MS): Promise<void> =>
     call(release).catch((error: unknown) => {
-      if (tries > 1) guard.whenBack(() => void releaseWhenBack(release, tries - 1).catch(() => undefined));
+      const retry = (nextPauseMs: number) => {
+        if (performance.now() < countedUntil) releaseWhenBack(release, countedUntil, nextPauseMs).catch(() => undefined);
+      };
+      if (guard.degraded) guard.whenBack(() => retry(pauseMs));
+      else setTimeout(() => retry(Math.min(2 * pauseMs, LONGEST_RETRY_PAUSE_MS)), Math.min(pauseMs, countedUntil - performance.now())).unref();
       throw error;
     });
   return {
@@ -175,8 +197,8 @@ export function guardedThrottle(throttle: FailureThrottle, guard: StoreGuard, fa
       return call((step) => (started = throttle.attempt(names, abandoned.signal, () => step.sent()))).then(
         (attempt) => {
           // A refusal checked no secret: a give-back the store failed right then is made once it answers.
-          if (attempt.owed) releaseWhenBack(() => attempt.release(), 5).catch(() => undefined);
-          return { retryAfter: attempt.retryAfter, release: () => releaseWhenBack(() => attempt.release(), 5) };
+          if (attempt.owed) releaseWhenBack(() => attempt.release(), attempt.countedUntil).catch(() => undefined);
+          return { retryAfter: attempt.retryAfter, release: () => releaseWhenBack(() => attempt.release(), attempt.countedUntil), countedUntil: attempt.countedUntil };
         },
         (error: unknown) => {
           abandoned.abort(error);
@@ -184,8 +206,8 @@ export function guardedThrottle(throttle: FailureThrottle, guard: StoreGuard, fa
           // was answered for this attempt, so whatever it reserved is given back.
           started
             ?.then(
-              (late) => releaseWhenBack(() => late.release(), 5),
-              (failed: unknown) => (failed instanceof ReservationFailedError ? releaseWhenBack(failed.release, 5) : undefined),
+              (late) => releaseWhenBack(() => late.release(), late.countedUntil),
+              (failed: unknown) => (failed instanceof ReservationFailedError ? releaseWhenBack(failed.release, failed.countedUntil) : undefined),
             )
             .catch(() => undefined);
           throw error;

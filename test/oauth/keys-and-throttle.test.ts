@@ -156,6 +156,7 @@ function keyKindsSuite(makeStores: () => StoreFactory) {
 function losingAnswers(windows: FailureWindows) {
   const state = { lost: false };
   const lossy: FailureWindows = {
+    windowMs: windows.windowMs,
     peek: (key) => windows.peek(key),
     async reserve(key, attemptId) {
       const answer = await windows.reserve(key, attemptId);
@@ -253,6 +254,7 @@ function reservationSuite(makeStores: () => StoreFactory) {
     let failGiveBack = false;
     // Peeking sees nothing, so the second attempt goes over its limit while reserving, as a concurrent one does.
     const racing: FailureWindows = {
+      windowMs: base.windowMs,
       peek: async () => null,
       reserve: (key, attemptId) => base.reserve(key, attemptId),
       async giveBack(key, attemptId) {

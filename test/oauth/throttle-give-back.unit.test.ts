@@ -1,0 +1,87 @@
+/**
+ * A give-back the store fails is tried again through the store guard (docs/oauth.md, "Brute-force
+ * limits"): for as long as the window it was counted in lasts, however often a breaking
+ * connection fails it, never at once, and never after that window has ended.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { silentLogger } from '../../src/core/logger.js';
+import { StoreBusyError } from '../../src/core/store-errors.js';
+import { createStoreGuard } from '../../src/core/store-guard.js';
+import { failureWindows, type FailureWindows } from '../../src/oauth/failure-windows.js';
+import { countFailures, guardedThrottle } from '../../src/oauth/throttle.js';
+
+const keys = [
+  { kind: 'ip', id: '192.0.2.1' },
+  { kind: 'pair', id: '192.0.2.1 app' },
+];
+const limits = { ip: 10, pair: 2 };
+
+/** Windows in memory whose give-backs fail with `failure()` while it answers an error. */
+function failingGiveBacks(failure: () => Error | undefined) {
+  const windows = failureWindows(undefined, 'give-back', 60_000);
+  const tries = { count: 0 };
+  const flaky: FailureWindows = {
+    windowMs: windows.windowMs,
+    peek: (key) => windows.peek(key),
+    reserve: (key, attemptId) => windows.reserve(key, attemptId),
+    async giveBack(key, attemptId) {
+      tries.count++;
+      const error = failure();
+      if (error) throw error;
+      await windows.giveBack(key, attemptId);
+    },
+  };
+  return { tries, flaky, plain: countFailures(limits, windows) };
+}
+
+describe('guardedThrottle: give-backs the store failed', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('a right secret whose give-back fails each time the store comes back is still given back once one lands: the user is not locked out', async () => {
+    // Eight tries in a row fail on both keys.
+    let failures = 16;
+    const { flaky, plain } = failingGiveBacks(() => (failures-- > 0 ? new Error('Connection terminated unexpectedly') : undefined));
+    const guard = createStoreGuard({ name: 'flapping store', timeoutMs: 1000, logger: silentLogger });
+    const throttle = guardedThrottle(countFailures(limits, flaky), guard, 'as-is');
+    const right = await throttle.attempt(keys);
+    expect(right.retryAfter).toBe(0);
+    await expect(right.release()).rejects.toThrow();
+    // The connection breaks again each time the store answers: the try made then fails as well.
+    for (let i = 0; i < 8; i++) {
+      await vi.waitFor(() => expect(guard.degraded).toBe(true));
+      await guard.ask(async () => 'answered');
+    }
+    // Two wrong secrets are the limit of the pair: both still check, so nothing was left counted.
+    for (let i = 0; i < 2; i++) await vi.waitFor(async () => expect((await plain.attempt(keys)).retryAfter).toBe(0));
+    expect((await plain.attempt(keys)).retryAfter).toBeGreaterThan(0);
+  });
+
+  it('a give-back that fails while the store is not down is tried again after a growing pause, never at once, and not once its window has ended', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const { tries, flaky } = failingGiveBacks(() => new StoreBusyError('busy store', 'all of its connections are busy'));
+    const guard = createStoreGuard({ name: 'busy store', timeoutMs: 1000, logger: silentLogger });
+    const throttle = guardedThrottle(countFailures(limits, flaky), guard, 'as-is');
+    const right = await throttle.attempt(keys);
+    await expect(right.release()).rejects.toThrow(StoreBusyError);
+    const first = tries.count;
+    await vi.advanceTimersByTimeAsync(50);
+    expect(tries.count).toBe(first);
+    const seen: number[] = [];
+    for (let ms = 0; ms < 70_000; ms += 50) {
+      seen.push(tries.count);
+      await vi.advanceTimersByTimeAsync(50);
+    }
+    const gaps = seen.reduce<number[]>((at, count, i) => (i > 0 && count > seen[i - 1]! ? [...at, i * 50] : at), []);
+    const pauses = gaps.slice(1).map((at, i) => at - gaps[i]!);
+    // Each pause at least as long as the one before: tens of tries in the 60 s window, not thousands.
+    expect(gaps.length).toBeGreaterThan(5);
+    expect(pauses.every((pause, i) => i === 0 || pause >= pauses[i - 1]!)).toBe(true);
+    expect(gaps.length).toBeLessThan(20);
+    expect(gaps.at(-1)!).toBeLessThanOrEqual(60_000);
+    const ended = tries.count;
+    await vi.advanceTimersByTimeAsync(600_000);
+    expect(tries.count).toBe(ended);
+  });
+});

@@ -9,6 +9,7 @@ import { parseWith } from '../core/validation.js';
 import { bearerToken } from '../core/bearer.js';
 import {
   guardVerdict,
+  quotaHeaders,
   MAX_API_PATH_LENGTH,
   quotaReportResponse,
   quotaReportSchema,
@@ -70,8 +71,8 @@ interface Endpoint {
 
 function verdictOf(decision: QuotaDecision, identity: QuotaIdentity, endpoint: Endpoint, telemetry: Telemetry): GuardVerdict {
   telemetry.guardedCall(identity.clientId, decision.apiPath, decision.outcome === 'store_unavailable' ? 'store_error' : decision.outcome, endpoint.named);
-  const verdict = guardVerdict(decision);
-  return verdict.pass ? { pass: true, headers: verdict.headers, identity } : verdict;
+  if (decision.outcome === 'admitted') return { pass: true, headers: quotaHeaders(decision), identity };
+  return guardVerdict(decision) as GuardVerdict;
 }
 
 function charge(identity: Caller, quota: QuotaService, endpoint: Endpoint, telemetry: Telemetry): MaybePromise<GuardVerdict> {

@@ -41,7 +41,7 @@ export function servedToken<T extends Issued>(token: T, client: OAuthClientRecor
 }
 
 function allAllowed(scope: readonly string[], allowed: readonly string[]): boolean {
-  for (const s of scope) if (!allowed.includes(s)) return false;
+  for (let i = 0; i < scope.length; i++) if (!allowed.includes(scope[i] as string)) return false;
   return true;
 }
 

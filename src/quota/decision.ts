@@ -67,7 +67,10 @@ export interface QuotaStoreUnavailable extends DecisionBase {
 export type QuotaDecision = QuotaAdmitted | QuotaRejected | QuotaStoreUnavailable;
 
 export function bucketOf(window: PeriodWindow, rule: ResolvedQuotaRule): QuotaBucket {
-  return { period: window.period, start: window.start, end: window.end, limit: rule.limits[window.period] };
+  const { limits } = rule;
+  // Named reads: one read keyed by the period's name sees three names and goes megamorphic.
+  const limit = window.period === 'minute' ? limits.minute : window.period === 'day' ? limits.day : limits.month;
+  return { period: window.period, start: window.start, end: window.end, limit };
 }
 
 export function periodState(bucket: QuotaBucket, used: number): QuotaPeriodState {

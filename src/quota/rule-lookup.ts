@@ -37,6 +37,7 @@ export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' 
   const { kind, source } = config.rules;
   const { ttlMs, maxEntries } = config.ruleCache;
   const normalized = new BoundedCache<string, string>({ max: MAX_REMEMBERED });
+  let lastPath: { raw: string; normalized: string } | undefined;
   const resolved = new PairCache<ResolvedQuotaRule>({ max: MAX_REMEMBERED });
   // Kept past ttlMs until pushed out: the rule a failing source falls back to (lastKnown).
   const answered = new PairCache<ResolvedQuotaRule>({ max: maxEntries, ttlMs, now });
@@ -61,11 +62,14 @@ export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' 
 
   return {
     normalizedPath(rawPath) {
+      // A route's calls mostly repeat the path before: comparing it spares the cache's lookup.
+      if (rawPath === lastPath?.raw) return lastPath.normalized;
       let apiPath = normalized.get(rawPath);
       if (apiPath === undefined) {
         apiPath = normalizeApiPath(rawPath);
         normalized.set(rawPath, apiPath);
       }
+      lastPath = { raw: rawPath, normalized: apiPath };
       return apiPath;
     },
 

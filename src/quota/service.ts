@@ -113,10 +113,8 @@ export function buildQuotaService(config: QuotaConfig, emit?: EmitQuotaEvent, st
     return insurance.decide(base, rule ?? resolveRule({}, base.apiPath, defaults));
   };
 
-  // An in-process store is never away, so the insurance limiter has nothing to learn from its counts.
-  const remember = store.consumeSync ? noop : insurance.remember;
   const decided = (request: ConsumeRequest, rule: ResolvedQuotaRule, result: ConsumeResult): QuotaDecision => {
-    remember(request, result.used);
+    insurance.remember(request, result.used);
     if (emit) for (const event of quotaEvents(request, result)) emit(event);
     return decide(request, rule, result);
   };

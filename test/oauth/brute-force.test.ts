@@ -7,11 +7,13 @@
  * Every 401 below is one secret check; every 429 is an attempt refused before any. The attacker
  * and the legitimate client send from different loopback addresses.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { header } from '../../src/core/http.js';
 import { hashClientSecret } from '../../src/oauth/client-secret.js';
 import type { BruteForceOptions, OAuthClientConfig } from '../../src/oauth/options.js';
-import { createMemoryOAuthStore, type OAuthStore } from '../../src/oauth/store/index.js';
+import { createMemoryOAuthStore, createRedisOAuthStore, type OAuthStore } from '../../src/oauth/store/index.js';
+import { GIVE_BACK_FAILURE } from '../../src/oauth/store/redis-scripts.js';
 import { postFormFrom, type Answer } from '../support/from-address.js';
 import { cheapClients, oauthTestOptions } from '../support/oauth.js';
 import { describePostgres, describeRedis } from '../support/services.js';
@@ -339,6 +341,46 @@ describe('brute force on client authentication with the memory store', SLOW, () 
     for (let i = 0; i < LIMIT + 2; i++) answers.push((await attempt(host, GUESSER, WRONG, stored.id)).status);
     // Each 503 compared a wrong secret before the store failed: LIMIT of them, then the address is refused.
     expect([answers, rechecks]).toEqual([[...Array<number>(LIMIT).fill(503), 429, 429], LIMIT]);
+  });
+});
+
+describeRedis('brute force on client authentication while Redis fails the give-backs', SLOW, () => {
+  afterEach(closeHosts);
+
+  it('RFC 6749 10.10: the right secret is answered all the same, never a 503, and its count is given back once Redis takes it', async () => {
+    const stores = redisStores();
+    try {
+      const direct = stores.client();
+      let failGiveBacks = true;
+      // Redis answers every script but the give-back, as after a failover that left the give-back's connection broken.
+      const client = new Proxy(new Redis(process.env.REDIS_URL!), {
+        get(target, name) {
+          if (name === 'evalsha') {
+            return (sha: string, keys: number, ...rest: string[]) =>
+              failGiveBacks && sha === GIVE_BACK_FAILURE.sha ? Promise.reject(new Error('connection lost')) : target.evalsha(sha, keys, ...rest);
+          }
+          const value = Reflect.get(target, name, target) as unknown;
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      const host = await sequentialHostOn('express', createRedisOAuthStore({ client, prefix: stores.prefix }));
+      const held = async () => {
+        const [, keys] = await direct.scan('0', 'MATCH', `${stores.prefix}failures:*`, 'COUNT', 1000);
+        const windows = await Promise.all(keys.map(async (key) => ((await direct.type(key)) === 'set' ? direct.smembers(key) : [])));
+        return new Set(windows.flat()).size;
+      };
+      // Past client authentication, the grant itself fails: 400 invalid_grant.
+      expect((await attempt(host, LEGITIMATE, CONFIDENTIAL.secret)).status).toBe(400);
+      expect(await held()).toBe(1);
+      failGiveBacks = false;
+      // The next call that reaches Redis ends the outage the failed give-back began (another
+      // client's first authentication: the first one's secret is remembered and asks no store).
+      expect((await attempt(host, LEGITIMATE, SERVICE.secret, SERVICE.id)).status).toBe(400);
+      await vi.waitFor(async () => expect(await held()).toBe(0), { timeout: 10_000, interval: 100 });
+      client.disconnect();
+    } finally {
+      await stores.close();
+    }
   });
 });
 

@@ -158,6 +158,13 @@ export class ReservationFailedError extends Error {
 /** The pause before a failed give-back is tried again while the store is not known to be down; it doubles with each pause. */
 const FIRST_RETRY_PAUSE_MS = 100;
 const LONGEST_RETRY_PAUSE_MS = 10_000;
+/**
+ * Failed give-backs waiting to be tried again, per throttle, at most: a store that takes reads but
+ * refuses writes fails every attempt's give-back, and a flood of attempts must not make the
+ * process hold one retry for each. Past it a failed give-back is not tried again: its count ends
+ * with its window.
+ */
+export const MAX_PENDING_GIVE_BACKS = 10_000;
 
 /**
  * The throttle's windows live in the platform's store: its calls get the store's deadline and
@@ -177,9 +184,13 @@ export function guardedThrottle(throttle: FailureThrottle, guard: StoreGuard, fa
   // is gone anyway. During an outage the next try waits for the store to answer again; a failure
   // the guard saw no outage in (shed by a full queue, or sent before the store came back) waits a
   // pause that doubles, so nothing retries at once or without end.
+  let pending = 0;
   const releaseWhenBack = (release: () => Promise<void>, countedUntil: number, pauseMs = FIRST_RETRY_PAUSE_MS): Promise<void> =>
     call(release).catch((error: unknown) => {
+      if (pending >= MAX_PENDING_GIVE_BACKS) throw error;
+      pending += 1;
       const retry = (nextPauseMs: number) => {
+        pending -= 1;
         if (performance.now() < countedUntil) releaseWhenBack(release, countedUntil, nextPauseMs).catch(() => undefined);
       };
       if (guard.degraded) guard.whenBack(() => retry(pauseMs));

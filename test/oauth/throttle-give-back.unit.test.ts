@@ -8,7 +8,7 @@ import { silentLogger } from '../../src/core/logger.js';
 import { StoreBusyError } from '../../src/core/store-errors.js';
 import { createStoreGuard } from '../../src/core/store-guard.js';
 import { failureWindows, type FailureWindows } from '../../src/oauth/failure-windows.js';
-import { countFailures, guardedThrottle } from '../../src/oauth/throttle.js';
+import { countFailures, guardedThrottle, MAX_PENDING_GIVE_BACKS } from '../../src/oauth/throttle.js';
 
 const keys = [
   { kind: 'ip', id: '192.0.2.1' },
@@ -83,5 +83,18 @@ describe('guardedThrottle: give-backs the store failed', () => {
     const ended = tries.count;
     await vi.advanceTimersByTimeAsync(600_000);
     expect(tries.count).toBe(ended);
+  });
+
+  it('a flood of attempts whose give-backs all fail holds at most MAX_PENDING_GIVE_BACKS retries, not one per attempt', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const { flaky } = failingGiveBacks(() => new StoreBusyError('busy store', 'all of its connections are busy'));
+    const guard = createStoreGuard({ name: 'busy store', timeoutMs: 1000, logger: silentLogger });
+    const throttle = guardedThrottle(countFailures(limits, flaky), guard, 'as-is');
+    // Every attempt from an address of its own, so none is refused before it counts.
+    for (let i = 0; i < MAX_PENDING_GIVE_BACKS + 200; i++) {
+      const attempt = await throttle.attempt([{ kind: 'ip', id: `198.51.${i >> 8}.${i & 255}` }]);
+      await expect(attempt.release()).rejects.toThrow(StoreBusyError);
+    }
+    expect(vi.getTimerCount()).toBe(MAX_PENDING_GIVE_BACKS);
   });
 });

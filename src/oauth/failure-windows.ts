@@ -5,9 +5,12 @@
  * are idempotent. So a step sent again (a retry, a client resending after a reconnect) counts
  * once, and an attempt that never heard whether a count landed can give back every key it tried:
  * where its id never landed, the give-back changes nothing, and it never takes away another
- * attempt's failure. Counters cannot give this: an increment whose answer was lost can be neither
- * kept (a client retrying through a network fault would lock itself out) nor blindly undone (a
- * guesser could bank free tries during an outage).
+ * attempt's failure. A count can still reach the store after its own give-back (held on a
+ * connection whose answer was lost): a give-back that finds its id absent leaves it behind as
+ * given back, for a window's length, and a count for an id given back counts nothing. Counters
+ * cannot give this: an increment whose answer was lost can be neither kept (a client retrying
+ * through a network fault would lock itself out) nor blindly undone (a guesser could bank free
+ * tries during an outage).
  */
 import type { PostgresOAuthStore, PostgresRateLimitStore } from './store/postgres.js';
 import type { RedisOAuthStore, RedisRateLimitStore } from './store/redis.js';
@@ -28,7 +31,7 @@ export interface FailureWindows {
   peek(key: string): Promise<FailureWindow | null>;
   /** Counts the attempt in the key's window (starting one when the last ended); counting it again changes nothing. */
   reserve(key: string, attemptId: string): Promise<FailureWindow>;
-  /** Takes the attempt out of the key's window; an attempt not counted there changes nothing. */
+  /** Takes the attempt out of the key's window; an attempt not counted there changes no count, and its count, arriving later, counts nothing. */
   giveBack(key: string, attemptId: string): Promise<void>;
 }
 
@@ -56,15 +59,18 @@ const MEMORY_SWEEP = 32;
 function memoryWindows(windowMs: number): FailureWindows {
   const now = () => performance.now();
   const windows = new Map<string, { ids: Set<string>; end: number }>();
+  // Ids given back before they were counted, per key, as on the shared stores: nothing arrives
+  // late in process, but a count after its own give-back counts nothing on every store alike.
+  const given = new Map<string, { ids: Set<string>; end: number }>();
   const live = (key: string, at: number) => {
     const window = windows.get(key);
     return window !== undefined && window.end > at && window.ids.size > 0 ? window : undefined;
   };
-  const sweep = (at: number) => {
+  const sweep = (map: typeof windows, at: number) => {
     let swept = 0;
-    for (const [key, window] of windows) {
+    for (const [key, window] of map) {
       if (window.end > at || swept++ >= MEMORY_SWEEP) break;
-      windows.delete(key);
+      map.delete(key);
     }
   };
   return {
@@ -76,7 +82,13 @@ function memoryWindows(windowMs: number): FailureWindows {
     },
     async reserve(key, attemptId) {
       const at = now();
-      sweep(at);
+      sweep(windows, at);
+      sweep(given, at);
+      const tombstones = given.get(key);
+      if (tombstones !== undefined && tombstones.end > at && tombstones.ids.has(attemptId)) {
+        const window = live(key, at);
+        return window ? { count: window.ids.size, msLeft: window.end - at } : { count: 0, msLeft: 0 };
+      }
       let window = live(key, at);
       if (!window) {
         windows.delete(key);
@@ -88,19 +100,32 @@ function memoryWindows(windowMs: number): FailureWindows {
     },
     async giveBack(key, attemptId) {
       const window = windows.get(key);
-      window?.ids.delete(attemptId);
-      // An empty window holds no failure: the next one starts afresh, as on Redis (an empty set is no key).
-      if (window?.ids.size === 0) windows.delete(key);
+      if (window?.ids.delete(attemptId)) {
+        // An empty window holds no failure: the next one starts afresh, as on Redis (an empty set is no key).
+        if (window.ids.size === 0) windows.delete(key);
+        return;
+      }
+      const at = now();
+      sweep(given, at);
+      const held = given.get(key);
+      const ids = held !== undefined && held.end > at ? held.ids : new Set<string>();
+      ids.add(attemptId);
+      // Reinserted, so the Map stays in the order its entries end in, as the windows' does.
+      given.delete(key);
+      given.set(key, { ids, end: at + windowMs });
     },
   };
 }
 
 /**
- * One key per counted key, `<prefix>failures:<name>:<hash>`, a set of attempt ids with the
- * window as TTL; every script touches that one key, so Redis Cluster is fine.
+ * Per counted key, `<prefix>failures:<name>:{<hash>}`, a set of attempt ids with the window as
+ * TTL, and `<prefix>given:<name>:{<hash>}`, the ids given back before they were counted, with a
+ * window's length from the last of them as TTL. The hash tag puts both on one Redis Cluster slot,
+ * so one script can read and write both.
  */
 function redisWindows(shared: RedisRateLimitStore, name: string, windowMs: number): FailureWindows {
-  const run = (lua: Script, key: string, ...args: (string | number)[]) => shared.run(lua, [`${shared.keyPrefix}failures:${name}:${key}`], args);
+  const run = (lua: Script, key: string, ...args: (string | number)[]) =>
+    shared.run(lua, [`${shared.keyPrefix}failures:${name}:{${key}}`, `${shared.keyPrefix}given:${name}:{${key}}`], args);
   const windowOf = (answer: unknown): FailureWindow => {
     const [count, msLeft] = answer as [number, number];
     return { count: Number(count), msLeft: Number(msLeft) };
@@ -113,7 +138,7 @@ function redisWindows(shared: RedisRateLimitStore, name: string, windowMs: numbe
     },
     reserve: async (key, attemptId) => windowOf(await run(RESERVE_FAILURE, key, attemptId, windowMs)),
     async giveBack(key, attemptId) {
-      await run(GIVE_BACK_FAILURE, key, attemptId);
+      await run(GIVE_BACK_FAILURE, key, attemptId, windowMs);
     },
   };
 }
@@ -147,7 +172,8 @@ function postgresWindows(shared: PostgresRateLimitStore, name: string, windowMs:
     },
     async giveBack(key, attemptId) {
       // One statement: the fewer a give-back needs, the fewer a breaking connection can interrupt.
-      await query(sql.giveBack, [stored(key), attemptId]);
+      await query(sql.giveBack, [stored(key), attemptId, shared.now(), windowMs]);
+      shared.written();
     },
   };
 }

@@ -4,6 +4,7 @@
  * grant one key under its own hash tag, which is what lets its scripts work on a cluster.
  */
 import { expect, it } from 'vitest';
+import { failureWindows } from '../../src/oauth/failure-windows.js';
 import { createLoginThrottle } from '../../src/oauth/login-throttle.js';
 import { createRedisOAuthStore } from '../../src/oauth/store/index.js';
 import { scanKeys } from '../support/redis-cluster.js';
@@ -57,5 +58,14 @@ describeRedisCluster('Redis OAuthStore on a Redis Cluster of three masters', () 
     await right.succeeded();
     const perMaster = await Promise.all(client.nodes('master').map((node) => scanKeys(node, `${prefix}failures:login:*`)));
     expect(perMaster.map((keys) => keys.length > 0)).toEqual([true, true, true]);
+  });
+
+  it('a count that reaches the cluster after its own give-back counts nothing: the window and its given-back ids share a slot', async () => {
+    const counts = failureWindows(createRedisOAuthStore({ client: redis.client, prefix: `${uniqueName('late_cluster')}:` }), 'login', 60_000);
+    for (let i = 0; i < 30; i++) {
+      await counts.reserve(`key-${i}`, 'counted');
+      await counts.giveBack(`key-${i}`, 'late');
+      expect(await counts.reserve(`key-${i}`, 'late')).toMatchObject({ count: 1 });
+    }
   });
 });

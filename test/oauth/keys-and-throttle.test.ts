@@ -234,6 +234,58 @@ function reservationSuite(makeStores: () => StoreFactory) {
     expect((await throttle.attempt(keys)).retryAfter).toBeGreaterThan(0);
   });
 
+  it('a reservation that reaches the store after its own give-back counts nothing, while other attempts still count, until a window after the give-back', async () => {
+    const counts = failureWindows(stores.open(), 'late', 600);
+    await counts.reserve('k', 'attempt-1');
+    await counts.giveBack('k', 'late');
+    const late = await counts.reserve('k', 'late');
+    expect(late.count).toBe(1);
+    expect(late.msLeft).toBeGreaterThan(0);
+    expect((await counts.reserve('k', 'attempt-2')).count).toBe(2);
+    expect((await counts.reserve('k', 'late')).count).toBe(2);
+    // On a key with no window, too: the late reservation starts none.
+    await counts.giveBack('empty', 'late');
+    expect((await counts.reserve('empty', 'late')).count).toBe(0);
+    expect(await counts.peek('empty')).toBeNull();
+    expect((await counts.reserve('empty', 'attempt-3')).count).toBe(1);
+    // A window after the give-back, the id is forgotten: it counts like any other.
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect((await counts.reserve('k', 'late')).count).toBe(1);
+    expect((await counts.reserve('empty', 'late')).count).toBe(1);
+  });
+
+  it('attempts whose reservations reach the store only after their give-backs (held on a connection whose answer was lost) never lock out the right secret', async () => {
+    const base = windows();
+    const held: (() => Promise<unknown>)[] = [];
+    let holding = false;
+    const late: FailureWindows = {
+      windowMs: base.windowMs,
+      peek: (key) => base.peek(key),
+      async reserve(key, attemptId) {
+        if (!holding) return base.reserve(key, attemptId);
+        held.push(() => base.reserve(key, attemptId));
+        throw new Error('deadline passed');
+      },
+      giveBack: (key, attemptId) => base.giveBack(key, attemptId),
+    };
+    const throttle = countFailures(limits, late);
+    expect((await throttle.attempt(keys)).retryAfter).toBe(0); // a wrong secret: stays counted
+    holding = true;
+    for (let i = 0; i < 15; i++) {
+      const error = await throttle.attempt(keys).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ReservationFailedError);
+      await (error as ReservationFailedError).release();
+      await held.shift()!();
+    }
+    holding = false;
+    // The pair (limit 3) holds the one wrong secret only: two more pass, the third is refused.
+    const right = await throttle.attempt(keys);
+    expect(right.retryAfter).toBe(0);
+    await right.release();
+    for (let i = 0; i < 2; i++) expect((await throttle.attempt(keys)).retryAfter).toBe(0);
+    expect((await throttle.attempt(keys)).retryAfter).toBeGreaterThan(0);
+  });
+
   it('a window is fixed from its first reservation: a later one does not stretch it, and once it ends the next reservation starts a new one', async () => {
     const counts = failureWindows(stores.open(), 'fixed', 600);
     const started = performance.now();
@@ -464,7 +516,11 @@ describeRedis('createLoginThrottle on the Redis OAuth store', () => {
       await createLoginThrottle({ windowSeconds: 60, store: stores.open() }).attempt('demo', '192.0.2.1');
       const [, keys] = await stores.client().scan('0', 'MATCH', `${stores.prefix}failures:login:*`, 'COUNT', 1000);
       expect(keys).toHaveLength(2);
-      for (const key of keys) {
+      // A give-back that finds nothing to give back is remembered for a window too.
+      await failureWindows(stores.open(), 'login', 60_000).giveBack('never-counted', 'attempt-1');
+      const [, given] = await stores.client().scan('0', 'MATCH', `${stores.prefix}given:login:*`, 'COUNT', 1000);
+      expect(given).toHaveLength(1);
+      for (const key of [...keys, ...given]) {
         const ttl = await stores.client().pttl(key);
         expect(ttl).toBeGreaterThan(0);
         expect(ttl).toBeLessThanOrEqual(60_000);
@@ -554,7 +610,7 @@ describePostgres('createLoginThrottle on the PostgreSQL OAuth store', () => {
     }
   });
 
-  it('the rows of windows emptied by successful logins, and of ended windows, go with the store\'s own expired rows', async () => {
+  it('the rows of windows emptied by successful logins, and of ended windows and the ids given back in them, go with the store\'s own expired rows', async () => {
     let clock = Date.now();
     const stores = postgresStores({ now: () => clock });
     const rows = async () => (await stores.pool().query(`SELECT count(*)::int AS n FROM "${stores.schema}".oauth_failure_windows`)).rows[0].n;
@@ -565,7 +621,10 @@ describePostgres('createLoginThrottle on the PostgreSQL OAuth store', () => {
       await store.deleteExpired();
       expect(await rows()).toBe(0);
       await logins.attempt('guessed', '192.0.2.99'); // a wrong password: its two counts stay
-      expect(await rows()).toBe(2);
+      // A give-back that finds nothing to give back is remembered for a window.
+      await failureWindows(store, 'login', 60_000).giveBack('never-counted', 'attempt-1');
+      await store.deleteExpired();
+      expect(await rows()).toBe(3);
       clock += 61_000;
       await store.deleteExpired();
       expect(await rows()).toBe(0);

@@ -72,7 +72,10 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_failure_windows (
   key text PRIMARY KEY,
   ids text[] NOT NULL,
   window_end bigint NOT NULL
-);`,
+);
+-- The ids given back before they were counted, until given_end (ms): their counts, arriving late, count nothing.
+ALTER TABLE ${s}.oauth_failure_windows ADD COLUMN IF NOT EXISTS given text[] NOT NULL DEFAULT '{}';
+ALTER TABLE ${s}.oauth_failure_windows ADD COLUMN IF NOT EXISTS given_end bigint NOT NULL DEFAULT 0;`,
 
     getClient: `SELECT record FROM ${s}.oauth_clients WHERE id = $1`,
     saveClient: `INSERT INTO ${s}.oauth_clients (id, record) VALUES ($1, $2::json)
@@ -186,31 +189,46 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_failure_windows (
 
     /**
      * $1 now, $2 now in ms. Brute-force windows go once ended or empty (every attempt given
-     * back); one a reservation refills or reopens meanwhile is checked again and kept.
+     * back) and holding no id given back still remembered; one a reservation refills or reopens
+     * meanwhile is checked again and kept.
      */
     deleteExpired: `WITH gone AS (DELETE FROM ${grants} WHERE expires_at <= $1 RETURNING 1),
         used AS (DELETE FROM ${s}.oauth_used_once WHERE expires_at <= $1),
-        windows AS (DELETE FROM ${s}.oauth_failure_windows WHERE window_end <= $2::bigint OR cardinality(ids) = 0)
+        windows AS (DELETE FROM ${s}.oauth_failure_windows WHERE (window_end <= $2::bigint OR cardinality(ids) = 0) AND given_end <= $2::bigint)
       SELECT count(*)::int AS deleted FROM gone`,
   };
 }
 
 /**
  * The brute-force windows' statements (failure-windows.ts). $1 key, $2 attempt id, $3 now (ms),
- * $4 the window (ms). Every one is a single statement on the key's row: row locking serialises
- * concurrent attempts, so a count is exact.
+ * $4 the window (ms). Every one is a single statement on the key's row (a give-back too, which
+ * inserts the row when it has none): row locking serialises concurrent attempts, so a count is
+ * exact, and a count and the give-back of its id never miss each other.
  */
 export function failureWindowStatements(s: string) {
   const windows = `${s}.oauth_failure_windows`;
+  const ended = 'w.window_end <= $3::bigint OR cardinality(w.ids) = 0';
+  const givenBack = '($2::text = ANY(w.given) AND w.given_end > $3::bigint)';
   return {
-    /** A window that ended, or whose attempts were all given back, starts anew; an id already there changes nothing. */
+    /**
+     * A window that ended, or whose attempts were all given back, starts anew; an id already
+     * there changes nothing; an id given back counts nothing (an ended window then answers none).
+     */
     reserve: `INSERT INTO ${windows} AS w (key, ids, window_end) VALUES ($1, ARRAY[$2::text], $3::bigint + $4::bigint)
       ON CONFLICT (key) DO UPDATE SET
-        ids = CASE WHEN w.window_end <= $3::bigint OR cardinality(w.ids) = 0 THEN EXCLUDED.ids
+        ids = CASE WHEN ${givenBack} THEN (CASE WHEN ${ended} THEN '{}' ELSE w.ids END)
+          WHEN ${ended} THEN EXCLUDED.ids
           WHEN $2::text = ANY(w.ids) THEN w.ids ELSE array_append(w.ids, $2::text) END,
-        window_end = CASE WHEN w.window_end <= $3::bigint OR cardinality(w.ids) = 0 THEN EXCLUDED.window_end ELSE w.window_end END
-      RETURNING cardinality(ids) AS count, window_end`,
-    giveBack: `UPDATE ${windows} SET ids = array_remove(ids, $2::text) WHERE key = $1 AND $2::text = ANY(ids)`,
+        window_end = CASE WHEN NOT ${givenBack} AND (${ended}) THEN EXCLUDED.window_end ELSE w.window_end END
+      RETURNING cardinality(ids) AS count, CASE WHEN cardinality(ids) = 0 THEN $3::bigint ELSE window_end END AS window_end`,
+    /** An id not counted is remembered as given back for a window's length from now (every id then). */
+    giveBack: `INSERT INTO ${windows} AS w (key, ids, window_end, given, given_end) VALUES ($1, '{}', 0, ARRAY[$2::text], $3::bigint + $4::bigint)
+      ON CONFLICT (key) DO UPDATE SET
+        ids = array_remove(w.ids, $2::text),
+        given = CASE WHEN $2::text = ANY(w.ids) THEN w.given
+          WHEN w.given_end <= $3::bigint THEN ARRAY[$2::text]
+          WHEN $2::text = ANY(w.given) THEN w.given ELSE array_append(w.given, $2::text) END,
+        given_end = CASE WHEN $2::text = ANY(w.ids) THEN w.given_end ELSE $3::bigint + $4::bigint END`,
     peek: `SELECT cardinality(ids) AS count, window_end FROM ${windows} WHERE key = $1 AND window_end > $2::bigint AND cardinality(ids) > 0`,
   };
 }

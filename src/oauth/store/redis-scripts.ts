@@ -152,11 +152,18 @@ export const INDEX_MEMBERS = script(`return redis.call('ZRANGE', KEYS[1], 0, -1)
 
 /**
  * Counts one attempt in a brute-force window (docs/oauth.md, "Brute-force limits"): KEYS[1] the
- * window's set of attempt ids; ARGV attempt id, window (ms). A key without a TTL (new: the last
- * window ended with its TTL) starts a new window; an id already there changes nothing, so a resent
- * call counts once. Answers {attempts counted, ms left}.
+ * window's set of attempt ids, KEYS[2] the ids given back before they were counted; ARGV attempt
+ * id, window (ms). A key without a TTL (new: the last window ended with its TTL) starts a new
+ * window; an id already there changes nothing, so a resent call counts once; an id already given
+ * back counts nothing, so a count that reaches the store after its own give-back does not stay.
+ * Answers {attempts counted, ms left}; {0, 0} when there is no window.
  */
 export const RESERVE_FAILURE = script(`
+if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then
+  local n = redis.call('SCARD', KEYS[1])
+  if n == 0 then return {0, 0} end
+  return {n, redis.call('PTTL', KEYS[1])}
+end
 redis.call('SADD', KEYS[1], ARGV[1])
 local left = redis.call('PTTL', KEYS[1])
 if left < 0 then
@@ -166,8 +173,17 @@ end
 return {redis.call('SCARD', KEYS[1]), left}
 `);
 
-/** Gives one attempt back: KEYS[1] the window's set; ARGV[1] attempt id. An id not there changes nothing. */
-export const GIVE_BACK_FAILURE = script(`return redis.call('SREM', KEYS[1], ARGV[1])`);
+/**
+ * Gives one attempt back: KEYS[1] the window's set, KEYS[2] the ids given back before they were
+ * counted; ARGV attempt id, window (ms). An id not counted is remembered there for a window's
+ * length from now, so its count, should it still arrive, counts nothing.
+ */
+export const GIVE_BACK_FAILURE = script(`
+if redis.call('SREM', KEYS[1], ARGV[1]) == 1 then return 1 end
+redis.call('SADD', KEYS[2], ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return 0
+`);
 
 /** A window's state: KEYS[1] its set. Answers {attempts counted, ms left}; {0, 0} when none. */
 export const PEEK_FAILURES = script(`

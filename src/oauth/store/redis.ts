@@ -8,8 +8,9 @@
  *   p clients       hash   client id -> the client record (JSON)          no expiry
  *   p consent:s:c   string the approved scopes (JSON array)               no expiry
  *   p once:id       string a used one-time id's expiry (consent transaction) PX to its expiry
- *   p failures:n:k  set    a brute-force window: the ids of the attempts counted, n client-auth or login,
+ *   p failures:n:{k} set   a brute-force window: the ids of the attempts counted, n client-auth or login,
  *                          k the counted key's hash (failure-windows.ts)             PX the window
+ *   p given:n:{k}   set    the ids given back there before they were counted         PX the window, from the last
  *
  * The grant record's fields, bounded whatever the number of refreshes:
  *

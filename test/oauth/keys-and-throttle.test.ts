@@ -443,6 +443,9 @@ function sharedLoginSuite(makeStores: () => StoreFactory) {
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Twelve cuts at ~80 ms a round trip take 7 to 12 s on a loaded machine: the default 15 s leaves too little. */
+const BROKEN_CONNECTIONS_TIMEOUT = 30_000;
+
 /**
  * A user who signs in with the right password (limit 2) while the store's connections break at
  * varying points of the attempt: before a count left, after it landed but before its answer came
@@ -537,7 +540,7 @@ describeRedis('createLoginThrottle on the Redis OAuth store', () => {
     } finally {
       await close();
     }
-  });
+  }, BROKEN_CONNECTIONS_TIMEOUT);
   it('a Redis that answers every step slowly but within the 1 s deadline is slow, not down: attempts are counted, none times out (docs/stores.md#deadlines-and-outages)', async () => {
     // 600 ms a round trip: an attempt's four steps take 2.4 s, each well within its deadline.
     const { client, prefix, counted, close } = await redisThroughProxy('login_slow', 50, { chunkMs: 300 });
@@ -652,7 +655,7 @@ describePostgres('createLoginThrottle on the PostgreSQL OAuth store', () => {
       await proxy.close();
       await stores.close();
     }
-  });
+  }, BROKEN_CONNECTIONS_TIMEOUT);
 
   it('a count that misses its deadline while PostgreSQL stalls, and that the store makes later, is given back once it answers: the stall locks nobody out', async () => {
     const stores = postgresStores();

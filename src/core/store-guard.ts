@@ -63,8 +63,8 @@ export interface StoreGuard {
   ask<T>(work: (call: StoreCall) => Promise<T>, options?: { queued?: boolean }): Promise<T>;
   /** `ask`, with every failure answered as a 503 StoreUnavailableError (its `cause` says why). */
   run<T>(work: (call: StoreCall) => Promise<T>): Promise<T>;
-  /** Runs `action` when the current outage ends (at once when there is none). */
-  whenBack(action: () => void): void;
+  /** Runs `action` when the current outage ends (at once when there is none); the answer forgets it before then. */
+  whenBack(action: () => void): () => void;
   /** A store that answered in process (no promise) failed: counted and logged like a call; answers the error to report. */
   failedNow(error: unknown): StoreCallError;
   /** A store that answered in process succeeded. */
@@ -78,7 +78,7 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
   let issued = 0;
   let healedAfter = 0;
   let outage: { seenAfter: number; since: number } | undefined;
-  let waiting: (() => void)[] = [];
+  let waiting = new Set<() => void>();
   /**
    * Calls past their deadline, and calls waiting locally with their deadline stopped: they fail
    * at once when an outage starts, so nothing waits on a store known to be failing.
@@ -101,7 +101,7 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
     outage = undefined;
     healedAfter = issued;
     const actions = waiting;
-    waiting = [];
+    waiting = new Set();
     for (const action of actions) action();
   };
 
@@ -203,8 +203,14 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
         throw new StoreUnavailableError(name, error);
       }),
     whenBack(action) {
-      if (outage) waiting.push(action);
-      else action();
+      if (!outage) {
+        action();
+        return () => {};
+      }
+      // A Set: one forgotten before the store is back takes no memory until then.
+      const once = () => action();
+      waiting.add(once);
+      return () => waiting.delete(once);
     },
     failedNow(error) {
       const failure = isStoreCallError(error) ? error : new StoreFailedError(name, error);

@@ -161,8 +161,10 @@ const LONGEST_RETRY_PAUSE_MS = 10_000;
 /**
  * Failed give-backs waiting to be tried again, per throttle, at most: a store that takes reads but
  * refuses writes fails every attempt's give-back, and a flood of attempts must not make the
- * process hold one retry for each. Past it a failed give-back is not tried again: its count ends
- * with its window.
+ * process hold one retry for each. When they are all held, a right secret's give-back takes the
+ * place of the oldest other one (a refusal's, or an attempt nobody was answered for), which anyone
+ * can cause without a credential: so strangers cannot crowd out the give-backs that keep a user
+ * from being locked out. A give-back with no place is not tried again: its count ends with its window.
  */
 export const MAX_PENDING_GIVE_BACKS = 10_000;
 
@@ -177,24 +179,45 @@ export const MAX_PENDING_GIVE_BACKS = 10_000;
  * failed call rejects: `'unavailable'` as a 503 StoreUnavailableError (the platform's endpoints),
  * `'as-is'` with the guard's StoreTimeoutError, StoreFailedError or StoreBusyError.
  */
-export function guardedThrottle(throttle: FailureThrottle, guard: StoreGuard, failures: 'unavailable' | 'as-is' = 'unavailable'): FailureThrottle {
+export function guardedThrottle(
+  throttle: FailureThrottle,
+  guard: StoreGuard,
+  failures: 'unavailable' | 'as-is' = 'unavailable',
+  maxPending = MAX_PENDING_GIVE_BACKS,
+): FailureThrottle {
   const call = <T>(work: (step: StoreCall) => Promise<T>): Promise<T> => (failures === 'unavailable' ? guard.run(work) : guard.ask(work));
   // A give-back is tried again until the windows it would change have ended, however often the
   // store fails it (a connection that keeps breaking fails many in a row): after that the count
   // is gone anyway. During an outage the next try waits for the store to answer again; a failure
   // the guard saw no outage in (shed by a full queue, or sent before the store came back) waits a
   // pause that doubles, so nothing retries at once or without end.
-  let pending = 0;
-  const releaseWhenBack = (release: () => Promise<void>, countedUntil: number, pauseMs = FIRST_RETRY_PAUSE_MS): Promise<void> =>
+  // Each waiting give-back's `cancel` forgets it; a Set keeps the order they came in, oldest first.
+  const rightSecrets = new Set<{ cancel: () => void }>();
+  const others = new Set<{ cancel: () => void }>();
+  const makeRoom = (rightSecret: boolean): boolean => {
+    if (rightSecrets.size + others.size < maxPending) return true;
+    const oldest = rightSecret ? others.values().next().value : undefined;
+    if (oldest === undefined) return false;
+    oldest.cancel();
+    others.delete(oldest);
+    return true;
+  };
+  const releaseWhenBack = (release: () => Promise<void>, countedUntil: number, rightSecret: boolean, pauseMs = FIRST_RETRY_PAUSE_MS): Promise<void> =>
     call(release).catch((error: unknown) => {
-      if (pending >= MAX_PENDING_GIVE_BACKS) throw error;
-      pending += 1;
+      if (!makeRoom(rightSecret)) throw error;
+      const held = rightSecret ? rightSecrets : others;
+      const waiting = { cancel: () => {} };
       const retry = (nextPauseMs: number) => {
-        pending -= 1;
-        if (performance.now() < countedUntil) releaseWhenBack(release, countedUntil, nextPauseMs).catch(() => undefined);
+        held.delete(waiting);
+        if (performance.now() < countedUntil) releaseWhenBack(release, countedUntil, rightSecret, nextPauseMs).catch(() => undefined);
       };
-      if (guard.degraded) guard.whenBack(() => retry(pauseMs));
-      else setTimeout(() => retry(Math.min(2 * pauseMs, LONGEST_RETRY_PAUSE_MS)), Math.min(pauseMs, countedUntil - performance.now())).unref();
+      held.add(waiting);
+      if (guard.degraded) waiting.cancel = guard.whenBack(() => retry(pauseMs));
+      else {
+        const timer = setTimeout(() => retry(Math.min(2 * pauseMs, LONGEST_RETRY_PAUSE_MS)), Math.min(pauseMs, countedUntil - performance.now()));
+        timer.unref();
+        waiting.cancel = () => clearTimeout(timer);
+      }
       throw error;
     });
   return {
@@ -208,8 +231,8 @@ export function guardedThrottle(throttle: FailureThrottle, guard: StoreGuard, fa
       return call((step) => (started = throttle.attempt(names, abandoned.signal, () => step.sent()))).then(
         (attempt) => {
           // A refusal checked no secret: a give-back the store failed right then is made once it answers.
-          if (attempt.owed) releaseWhenBack(() => attempt.release(), attempt.countedUntil).catch(() => undefined);
-          return { retryAfter: attempt.retryAfter, release: () => releaseWhenBack(() => attempt.release(), attempt.countedUntil), countedUntil: attempt.countedUntil };
+          if (attempt.owed) releaseWhenBack(() => attempt.release(), attempt.countedUntil, false).catch(() => undefined);
+          return { retryAfter: attempt.retryAfter, release: () => releaseWhenBack(() => attempt.release(), attempt.countedUntil, true), countedUntil: attempt.countedUntil };
         },
         (error: unknown) => {
           abandoned.abort(error);
@@ -217,8 +240,8 @@ export function guardedThrottle(throttle: FailureThrottle, guard: StoreGuard, fa
           // was answered for this attempt, so whatever it reserved is given back.
           started
             ?.then(
-              (late) => releaseWhenBack(() => late.release(), late.countedUntil),
-              (failed: unknown) => (failed instanceof ReservationFailedError ? releaseWhenBack(failed.release, failed.countedUntil) : undefined),
+              (late) => releaseWhenBack(() => late.release(), late.countedUntil, false),
+              (failed: unknown) => (failed instanceof ReservationFailedError ? releaseWhenBack(failed.release, failed.countedUntil, false) : undefined),
             )
             .catch(() => undefined);
           throw error;

@@ -3,6 +3,7 @@
  * limits"): for as long as the window it was counted in lasts, however often a breaking
  * connection fails it, never at once, and never after that window has ended.
  */
+import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../src/core/logger.js';
 import { StoreBusyError } from '../../src/core/store-errors.js';
@@ -96,5 +97,44 @@ describe('guardedThrottle: give-backs the store failed', () => {
       await expect(attempt.release()).rejects.toThrow(StoreBusyError);
     }
     expect(vi.getTimerCount()).toBe(MAX_PENDING_GIVE_BACKS);
+  });
+
+  it("strangers' refusals filling every place cannot crowd out a right secret's give-back: it takes the oldest one's place, and lands once the store takes give-backs again", async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    let failing = true;
+    const givenBack = new Set<string>();
+    const windows = failureWindows(undefined, 'give-back', 60_000);
+    const flaky: FailureWindows = {
+      windowMs: windows.windowMs,
+      peek: (key) => windows.peek(key),
+      reserve: (key, attemptId) => windows.reserve(key, attemptId),
+      async giveBack(key, attemptId) {
+        if (failing) throw new StoreBusyError('busy store', 'all of its connections are busy');
+        givenBack.add(key);
+        await windows.giveBack(key, attemptId);
+      },
+    };
+    const guard = createStoreGuard({ name: 'busy store', timeoutMs: 1000, logger: silentLogger });
+    const places = 100;
+    const throttle = guardedThrottle(countFailures({ stranger: 1, user: 5 }, flaky), guard, 'as-is', places);
+    // A stranger without any credential: two tries at once on each key, one refused past the
+    // limit after counting, and that refusal's give-back fails.
+    for (let i = 0; i < places; i++) {
+      const key = [{ kind: 'stranger', id: `198.51.${i >> 8}.${i & 255}` }];
+      const answers = await Promise.all([throttle.attempt(key), throttle.attempt(key)]);
+      expect(answers.filter((answer) => answer.retryAfter > 0)).toHaveLength(1);
+    }
+    // The refusals' give-backs have failed by the time the first retry is due: every place is taken.
+    await vi.advanceTimersByTimeAsync(1);
+    expect(vi.getTimerCount()).toBe(places);
+    const right = await throttle.attempt([{ kind: 'user', id: '192.0.2.1 demo' }]);
+    await expect(right.release()).rejects.toThrow(StoreBusyError);
+    failing = false;
+    await guard.ask(async () => 'answered');
+    await vi.advanceTimersByTimeAsync(1_000);
+    // Every place was taken: the right secret's give-back took the oldest refusal's, and landed.
+    expect(givenBack.has(createHash('sha256').update('user:192.0.2.1 demo').digest('base64url'))).toBe(true);
+    // The user's count was given back: five more tries, none refused.
+    for (let i = 0; i < 5; i++) expect((await countFailures({ user: 5 }, windows).attempt([{ kind: 'user', id: '192.0.2.1 demo' }])).retryAfter).toBe(0);
   });
 });

@@ -66,6 +66,7 @@ function memoryWindows(windowMs: number): FailureWindows {
     const window = windows.get(key);
     return window !== undefined && window.end > at && window.ids.size > 0 ? window : undefined;
   };
+  const stateOf = (window: { ids: Set<string>; end: number }, at: number): FailureWindow => ({ count: window.ids.size, msLeft: window.end - at });
   const sweep = (map: typeof windows, at: number) => {
     let swept = 0;
     for (const [key, window] of map) {
@@ -78,7 +79,7 @@ function memoryWindows(windowMs: number): FailureWindows {
     async peek(key) {
       const at = now();
       const window = live(key, at);
-      return window ? { count: window.ids.size, msLeft: window.end - at } : null;
+      return window ? stateOf(window, at) : null;
     },
     async reserve(key, attemptId) {
       const at = now();
@@ -87,7 +88,7 @@ function memoryWindows(windowMs: number): FailureWindows {
       const tombstones = given.get(key);
       if (tombstones !== undefined && tombstones.end > at && tombstones.ids.has(attemptId)) {
         const window = live(key, at);
-        return window ? { count: window.ids.size, msLeft: window.end - at } : { count: 0, msLeft: 0 };
+        return window ? stateOf(window, at) : { count: 0, msLeft: 0 };
       }
       let window = live(key, at);
       if (!window) {
@@ -96,7 +97,7 @@ function memoryWindows(windowMs: number): FailureWindows {
         windows.set(key, window);
       }
       window.ids.add(attemptId);
-      return { count: window.ids.size, msLeft: window.end - at };
+      return stateOf(window, at);
     },
     async giveBack(key, attemptId) {
       const window = windows.get(key);

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigurationError } from '../../src/core/errors.js';
 import { oauthMigrationSql, createPostgresOAuthStore, createRedisOAuthStore, type PostgresOAuthStore } from '../../src/oauth/store/index.js';
 import { createLoginThrottle, type LoginThrottle } from '../../src/oauth/login-throttle.js';
-import { countFailures, createFailureThrottle, guardedThrottle, ReservationFailedError } from '../../src/oauth/throttle.js';
+import { countFailures, createFailureThrottle, guardedThrottle, ReservationFailedError, type CountedKey, type FailureThrottle } from '../../src/oauth/throttle.js';
 import { failureWindows, type FailureWindows } from '../../src/oauth/failure-windows.js';
 import { createStoreGuard } from '../../src/core/store-guard.js';
 import { silentLogger } from '../../src/core/logger.js';
@@ -11,7 +11,7 @@ import pg from 'pg';
 import { StoreTimeoutError } from '../../src/core/store-errors.js';
 import { databaseUrl, describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
 import { hostPort, startTcpProxy, viaProxy, type ProxyDelay, type TcpProxy } from '../support/tcp-proxy.js';
-import { memoryStores, postgresStores, redisStores, type StoreFactory } from './shared-stores.js';
+import { keysMatching, memoryStores, postgresStores, redisStores, type StoreFactory } from './shared-stores.js';
 
 /** `failures` attempts at once: how many may check the password, and what the rest must wait. */
 async function burst(logins: LoginThrottle[], count: number, username: string, ip: (i: number) => string) {
@@ -169,6 +169,15 @@ function losingAnswers(windows: FailureWindows) {
 }
 
 /** Each attempt is counted by its id, so a step sent twice, or for an attempt that never landed, counts once or not at all. */
+/** A right secret passes and gives its own back; with one wrong secret held by the pair (limit 3), two more pass and the third is refused. */
+async function expectOneWrongSecretHeld(throttle: FailureThrottle, keys: readonly CountedKey[]) {
+  const right = await throttle.attempt(keys);
+  expect(right.retryAfter).toBe(0);
+  await right.release();
+  for (let i = 0; i < 2; i++) expect((await throttle.attempt(keys)).retryAfter).toBe(0);
+  expect((await throttle.attempt(keys)).retryAfter).toBeGreaterThan(0);
+}
+
 function reservationSuite(makeStores: () => StoreFactory) {
   let stores: StoreFactory;
   beforeEach(() => {
@@ -227,11 +236,7 @@ function reservationSuite(makeStores: () => StoreFactory) {
     }
     state.lost = false;
     // The pair (limit 3) holds the one wrong secret: two more pass, the third is refused.
-    const right = await throttle.attempt(keys);
-    expect(right.retryAfter).toBe(0);
-    await right.release();
-    for (let i = 0; i < 2; i++) expect((await throttle.attempt(keys)).retryAfter).toBe(0);
-    expect((await throttle.attempt(keys)).retryAfter).toBeGreaterThan(0);
+    await expectOneWrongSecretHeld(throttle, keys);
   });
 
   it('a reservation that reaches the store after its own give-back counts nothing, while other attempts still count, until a window after the give-back', async () => {
@@ -279,11 +284,7 @@ function reservationSuite(makeStores: () => StoreFactory) {
     }
     holding = false;
     // The pair (limit 3) holds the one wrong secret only: two more pass, the third is refused.
-    const right = await throttle.attempt(keys);
-    expect(right.retryAfter).toBe(0);
-    await right.release();
-    for (let i = 0; i < 2; i++) expect((await throttle.attempt(keys)).retryAfter).toBe(0);
-    expect((await throttle.attempt(keys)).retryAfter).toBeGreaterThan(0);
+    await expectOneWrongSecretHeld(throttle, keys);
   });
 
   it('a window is fixed from its first reservation: a later one does not stretch it, and once it ends the next reservation starts a new one', async () => {
@@ -496,7 +497,7 @@ async function redisThroughProxy(label: string, retryMs: number, delay: ProxyDel
     async close() {
       client.disconnect();
       await proxy.close();
-      const [, keys] = await direct.scan('0', 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      const keys = await keysMatching(direct, `${prefix}*`);
       if (keys.length > 0) await direct.del(...keys);
       await direct.quit();
     },
@@ -505,7 +506,7 @@ async function redisThroughProxy(label: string, retryMs: number, delay: ProxyDel
 
 /** The attempts the login throttle's windows hold on Redis under `prefix`. */
 async function loginAttemptsHeld(redis: Redis, prefix: string): Promise<number> {
-  const [, keys] = await redis.scan('0', 'MATCH', `${prefix}failures:login:*`, 'COUNT', 1000);
+  const keys = await keysMatching(redis, `${prefix}failures:login:*`);
   const sizes = await Promise.all(keys.map((key) => redis.scard(key)));
   return sizes.reduce((sum, size) => sum + size, 0);
 }
@@ -517,11 +518,11 @@ describeRedis('createLoginThrottle on the Redis OAuth store', () => {
     const stores = redisStores();
     try {
       await createLoginThrottle({ windowSeconds: 60, store: stores.open() }).attempt('demo', '192.0.2.1');
-      const [, keys] = await stores.client().scan('0', 'MATCH', `${stores.prefix}failures:login:*`, 'COUNT', 1000);
+      const keys = await keysMatching(stores.client(), `${stores.prefix}failures:login:*`);
       expect(keys).toHaveLength(2);
       // A give-back that finds nothing to give back is remembered for a window too.
       await failureWindows(stores.open(), 'login', 60_000).giveBack('never-counted', 'attempt-1');
-      const [, given] = await stores.client().scan('0', 'MATCH', `${stores.prefix}given:login:*`, 'COUNT', 1000);
+      const given = await keysMatching(stores.client(), `${stores.prefix}given:login:*`);
       expect(given).toHaveLength(1);
       for (const key of [...keys, ...given]) {
         const ttl = await stores.client().pttl(key);

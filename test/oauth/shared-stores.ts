@@ -17,6 +17,18 @@ export interface StoreFactory {
   close(): Promise<void>;
 }
 
+/** Every key matching `pattern`: a SCAN goes on until its cursor comes back to 0, however many other keys the server holds. */
+export async function keysMatching(redis: Redis, pattern: string): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    found.push(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  return found;
+}
+
 export function memoryStores(): StoreFactory {
   return { label: 'memory', shared: false, open: () => createMemoryOAuthStore(), close: async () => {} };
 }
@@ -37,12 +49,8 @@ export function redisStores(): StoreFactory & { prefix: string; client(): Redis 
     open: () => createRedisOAuthStore({ client: newClient(), prefix }),
     async close() {
       const client = clients[0] ?? newClient();
-      let cursor = '0';
-      do {
-        const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-        if (keys.length > 0) await client.del(...keys);
-        cursor = next;
-      } while (cursor !== '0');
+      const keys = await keysMatching(client, `${prefix}*`);
+      if (keys.length > 0) await client.del(...keys);
       await Promise.all(clients.map((c) => c.quit()));
     },
   };

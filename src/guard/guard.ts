@@ -9,7 +9,6 @@ import { parseWith } from '../core/validation.js';
 import { bearerToken } from '../core/bearer.js';
 import {
   guardVerdict,
-  quotaHeaders,
   MAX_API_PATH_LENGTH,
   quotaReportResponse,
   quotaReportSchema,
@@ -71,8 +70,8 @@ interface Endpoint {
 
 function verdictOf(decision: QuotaDecision, identity: QuotaIdentity, endpoint: Endpoint, telemetry: Telemetry): GuardVerdict {
   telemetry.guardedCall(identity.clientId, decision.apiPath, decision.outcome === 'store_unavailable' ? 'store_error' : decision.outcome, endpoint.named);
-  if (decision.outcome === 'admitted') return { pass: true, headers: quotaHeaders(decision), identity };
-  return guardVerdict(decision) as GuardVerdict;
+  const verdict = guardVerdict(decision);
+  return verdict.pass ? { pass: true, headers: verdict.headers, identity } : verdict;
 }
 
 function charge(identity: Caller, quota: QuotaService, endpoint: Endpoint, telemetry: Telemetry): MaybePromise<GuardVerdict> {

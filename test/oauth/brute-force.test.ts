@@ -18,7 +18,8 @@ import { postFormFrom, type Answer } from '../support/from-address.js';
 import { cheapClients, oauthTestOptions } from '../support/oauth.js';
 import { describePostgres, describeRedis } from '../support/services.js';
 import { ADAPTER_NAMES, basic, closeHosts, CONFIDENTIAL, expectErrorPage, pkcePair, PUBLIC, SERVICE, startHost, type AdapterName, type Client, type TestHost } from './compliance/helpers.js';
-import { keysMatching, memoryStores, postgresStores, redisStores, type StoreFactory } from './shared-stores.js';
+import { memoryStores, postgresStores, redisStores, type StoreFactory } from './shared-stores.js';
+import { scanKeys } from '../../src/core/redis-scan.js';
 
 const LIMIT = 10;
 const ADDRESS_LIMIT = 100;
@@ -365,7 +366,7 @@ describeRedis('brute force on client authentication while Redis fails the give-b
       });
       const host = await sequentialHostOn('express', createRedisOAuthStore({ client, prefix: stores.prefix }));
       const held = async () => {
-        const keys = await keysMatching(direct, `${stores.prefix}failures:*`);
+        const keys = await scanKeys(direct, `${stores.prefix}failures:*`);
         const windows = await Promise.all(keys.map(async (key) => ((await direct.type(key)) === 'set' ? direct.smembers(key) : [])));
         return new Set(windows.flat()).size;
       };

@@ -11,7 +11,8 @@ import pg from 'pg';
 import { StoreTimeoutError } from '../../src/core/store-errors.js';
 import { databaseUrl, describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
 import { hostPort, startTcpProxy, viaProxy, type ProxyDelay, type TcpProxy } from '../support/tcp-proxy.js';
-import { keysMatching, memoryStores, postgresStores, redisStores, type StoreFactory } from './shared-stores.js';
+import { memoryStores, postgresStores, redisStores, type StoreFactory } from './shared-stores.js';
+import { scanKeys } from '../../src/core/redis-scan.js';
 
 /** `failures` attempts at once: how many may check the password, and what the rest must wait. */
 async function burst(logins: LoginThrottle[], count: number, username: string, ip: (i: number) => string) {
@@ -497,7 +498,7 @@ async function redisThroughProxy(label: string, retryMs: number, delay: ProxyDel
     async close() {
       client.disconnect();
       await proxy.close();
-      const keys = await keysMatching(direct, `${prefix}*`);
+      const keys = await scanKeys(direct, `${prefix}*`);
       if (keys.length > 0) await direct.del(...keys);
       await direct.quit();
     },
@@ -506,7 +507,7 @@ async function redisThroughProxy(label: string, retryMs: number, delay: ProxyDel
 
 /** The attempts the login throttle's windows hold on Redis under `prefix`. */
 async function loginAttemptsHeld(redis: Redis, prefix: string): Promise<number> {
-  const keys = await keysMatching(redis, `${prefix}failures:login:*`);
+  const keys = await scanKeys(redis, `${prefix}failures:login:*`);
   const sizes = await Promise.all(keys.map((key) => redis.scard(key)));
   return sizes.reduce((sum, size) => sum + size, 0);
 }
@@ -518,11 +519,11 @@ describeRedis('createLoginThrottle on the Redis OAuth store', () => {
     const stores = redisStores();
     try {
       await createLoginThrottle({ windowSeconds: 60, store: stores.open() }).attempt('demo', '192.0.2.1');
-      const keys = await keysMatching(stores.client(), `${stores.prefix}failures:login:*`);
+      const keys = await scanKeys(stores.client(), `${stores.prefix}failures:login:*`);
       expect(keys).toHaveLength(2);
       // A give-back that finds nothing to give back is remembered for a window too.
       await failureWindows(stores.open(), 'login', 60_000).giveBack('never-counted', 'attempt-1');
-      const given = await keysMatching(stores.client(), `${stores.prefix}given:login:*`);
+      const given = await scanKeys(stores.client(), `${stores.prefix}given:login:*`);
       expect(given).toHaveLength(1);
       for (const key of [...keys, ...given]) {
         const ttl = await stores.client().pttl(key);

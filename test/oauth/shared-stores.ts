@@ -6,6 +6,7 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createMemoryOAuthStore, createPostgresOAuthStore, createRedisOAuthStore, type OAuthStore } from '../../src/oauth/store/index.js';
+import { scanKeys } from '../../src/core/redis-scan.js';
 import { databaseUrl, redisUrl, uniqueName } from '../support/services.js';
 
 export interface StoreFactory {
@@ -15,18 +16,6 @@ export interface StoreFactory {
   open(): OAuthStore;
   /** Deletes what the stores wrote and closes their connections. */
   close(): Promise<void>;
-}
-
-/** Every key matching `pattern`: a SCAN goes on until its cursor comes back to 0, however many other keys the server holds. */
-export async function keysMatching(redis: Redis, pattern: string): Promise<string[]> {
-  const found: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    found.push(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-  return found;
 }
 
 export function memoryStores(): StoreFactory {
@@ -49,7 +38,7 @@ export function redisStores(): StoreFactory & { prefix: string; client(): Redis 
     open: () => createRedisOAuthStore({ client: newClient(), prefix }),
     async close() {
       const client = clients[0] ?? newClient();
-      const keys = await keysMatching(client, `${prefix}*`);
+      const keys = await scanKeys(client, `${prefix}*`);
       if (keys.length > 0) await client.del(...keys);
       await Promise.all(clients.map((c) => c.quit()));
     },

@@ -69,6 +69,11 @@ export function envelopeOf(status: number, text: string): UpstreamEnvelope {
   if (typeof envelope !== 'object' || envelope === null || typeof envelope.code !== 'number' || !Number.isFinite(envelope.code)) {
     throw new UpstreamError('The courier platform answered JSON without a numeric code');
   }
+  // A refusal may come with any status and keeps its message; a success must come with a 2xx:
+  // code 0 on a 4xx (a gateway's or a misrouted URL's JSON) is not an answer to trust.
+  if (envelope.code === 0 && (status < 200 || status >= 300)) {
+    throw new UpstreamError(`The courier platform answered HTTP ${status} with code 0, which is not a success`);
+  }
   return {
     code: envelope.code,
     message: typeof envelope.message === 'string' ? envelope.message : '',

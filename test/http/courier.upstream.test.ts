@@ -9,6 +9,7 @@ import { ADAPTERS } from '../support/apps.js';
 import { SANDBOX_APP, envelope, expectNothingInternal, orderBody } from '../support/courier.js';
 import { serve, type Served } from '../support/net.js';
 import {
+  upstream404Success,
   upstream500,
   upstream503,
   upstreamBusinessError,
@@ -23,13 +24,14 @@ import {
 
 const TIMEOUT_MS = 300;
 
-const upstreams = {} as Record<'business' | 'deep' | 'echo' | 'http500' | 'html' | 'infinite' | 'http503' | 'stall' | 'unreachable', FakeUpstream>;
+const upstreams = {} as Record<'business' | 'deep' | 'echo' | 'http404' | 'http500' | 'html' | 'infinite' | 'http503' | 'stall' | 'unreachable', FakeUpstream>;
 
 beforeAll(async () => {
-  [upstreams.business, upstreams.deep, upstreams.echo, upstreams.http500, upstreams.html, upstreams.infinite, upstreams.http503, upstreams.stall, upstreams.unreachable] = await Promise.all([
+  [upstreams.business, upstreams.deep, upstreams.echo, upstreams.http404, upstreams.http500, upstreams.html, upstreams.infinite, upstreams.http503, upstreams.stall, upstreams.unreachable] = await Promise.all([
     upstreamBusinessError(),
     upstreamDeep(100_000),
     upstreamEcho(SANDBOX_APP.appSecret),
+    upstream404Success(),
     upstream500(),
     upstreamHtml(),
     upstreamInfiniteCode(),
@@ -117,6 +119,14 @@ describe.each(ADAPTERS)('courier proxy on $name, upstream failures', (adapter) =
   it('HTTP 500 -> 502', async () => {
     const res = await request(apps.http500.server).get('/courier/get_balance');
     envelope(res, 502, 1);
+    expectNothingInternal(res.text);
+  });
+
+  it('code 0 on an HTTP 404 -> 502, never passed on as a success', async () => {
+    const res = await request(apps.http404.server).post('/courier/query_order_logs').send({ orderId: 'SO1' });
+    const body = envelope(res, 502, 1);
+    expect(body.message).toContain('HTTP 404');
+    expect(res.text).not.toContain('SO1');
     expectNothingInternal(res.text);
   });
 

@@ -82,6 +82,10 @@ export const upstreamEcho = (secret: string) =>
 export const upstreamDeep = (levels: number) =>
   fakeUpstream(reply(200, 'application/json', `{"code":0,"message":"ok","data":${'['.repeat(levels)}${']'.repeat(levels)}}`));
 
+/** Code 0 on an HTTP 404, as a gateway or a wrong URL can answer: not a success. */
+export const upstream404Success = () =>
+  fakeUpstream(reply(404, 'application/json', '{"code":0,"message":"ok","data":{"orderId":"SO1"}}'));
+
 /** A refusal whose code, 1e999, parses as Infinity: a number JSON cannot write back. */
 export const upstreamInfiniteCode = () =>
   fakeUpstream(reply(200, 'application/json', '{"code":1e999,"message":"refused","data":null}'));

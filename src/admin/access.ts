@@ -51,13 +51,14 @@ export function adminAccess(
     if (bearer !== undefined && expected) {
       // Counted as the OAuth limits count (docs/oauth.md#brute-force-limits).
       const address = countedAddress(clientIp(request));
-      const wait = await failures.reserve(address);
+      const attempt = await failures.reserve(address);
+      const wait = attempt.retryAfter;
       if (wait > 0) throw new TooManyFailuresError(`Too many wrong admin tokens from this address; retry in ${wait} seconds`, wait);
       if (timingSafeEqual(digest(bearer), expected)) {
-        failures.admitted(address);
+        await attempt.admitted();
         return;
       }
-      failures.failed(address);
+      attempt.failed();
       if (!options.authorize) throw new ForbiddenError('This token does not admit to the admin API');
     }
     if (options.authorize) {

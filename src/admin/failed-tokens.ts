@@ -1,12 +1,14 @@
 /**
  * Wrong admin tokens (docs/operator.md#wrong-tokens): limited per client address and logged
- * without the token. The counters live in this process (rate-limiter-flexible's memory limiter):
- * with N processes behind a balancer a guesser gets at most N × the limit per window, which
- * against a token of 32+ characters changes nothing; the limit is there to make guessing loud
- * and slow, not to be the only defence.
+ * without the token. They are counted as the OAuth brute-force limits count (reserved by attempt
+ * before the token is compared, a right token giving back its own), on windows kept in this
+ * process: with N processes behind a balancer a guesser gets at most N × the limit per window,
+ * which against a token of 32+ characters changes nothing; the limit is there to make guessing
+ * loud and slow, not to be the only defence.
  */
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from '../core/logger.js';
+import { memoryWindows } from '../oauth/failure-windows.js';
+import { countFailures } from '../oauth/throttle.js';
 
 /** Wrong tokens an address may send within the window before its token attempts get 429. */
 export const ADMIN_TOKEN_FAILURES = 10;
@@ -19,14 +21,18 @@ export const MAX_LOGGED_ADDRESSES = 10_000;
 export interface FailedTokenLimit {
   /**
    * Reserves a failure for the address before the token is compared, so a burst of guesses runs
-   * no more comparisons than the limit. 0 when the token may be compared; otherwise the seconds
-   * to wait (answer 429 with Retry-After).
+   * no more comparisons than the limit.
    */
-  reserve(address: string): Promise<number>;
+  reserve(address: string): Promise<TokenAttempt>;
+}
+
+export interface TokenAttempt {
+  /** 0 when the token may be compared; otherwise the seconds to wait (answer 429 with Retry-After). */
+  readonly retryAfter: number;
   /** The token was right: its reservation is given back. */
-  admitted(address: string): void;
+  admitted(): Promise<void>;
   /** The token was wrong: its reservation stays, and the log hears of it. */
-  failed(address: string): void;
+  failed(): void;
 }
 
 type Outcome = 'failures' | 'refused';
@@ -67,25 +73,18 @@ export function failedTokenLog(
 }
 
 export function failedTokenLimit(logger: Logger): FailedTokenLimit {
-  const limiter = new RateLimiterMemory({ points: ADMIN_TOKEN_FAILURES, duration: ADMIN_TOKEN_WINDOW_SECONDS, keyPrefix: 'admin-token' });
+  const throttle = countFailures({ address: ADMIN_TOKEN_FAILURES }, memoryWindows(ADMIN_TOKEN_WINDOW_SECONDS * 1000));
   const log = failedTokenLog(logger);
   return {
     async reserve(address) {
-      try {
-        await limiter.consume(address);
-        return 0;
-      } catch (refusal) {
-        if (!(refusal instanceof RateLimiterRes)) throw refusal;
-        log(address, 'refused');
-        return Math.max(1, Math.ceil(refusal.msBeforeNext / 1000));
-      }
-    },
-    admitted(address) {
-      // The memory limiter answers at once and never fails.
-      void limiter.reward(address, 1);
-    },
-    failed(address) {
-      log(address, 'failures');
+      const attempt = await throttle.attempt([{ kind: 'address', id: address }]);
+      if (attempt.retryAfter > 0) log(address, 'refused');
+      return {
+        retryAfter: attempt.retryAfter,
+        // Memory windows answer at once and never fail, so the give-back cannot hold up or fail the admitted request.
+        admitted: () => attempt.release(),
+        failed: () => log(address, 'failures'),
+      };
     },
   };
 }

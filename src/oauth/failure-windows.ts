@@ -52,11 +52,14 @@ export function failureWindows(store: OAuthStore | undefined, name: string, wind
 const MEMORY_SWEEP = 32;
 
 /**
+ * In this process only: the default when the store shares none, and the admin token's limit,
+ * which is per process by design (docs/operator.md#wrong-tokens).
+ *
  * One Map per throttle. Every window lasts as long and is (re)inserted when it starts, so the
  * Map's order is the order in which windows end: the expired ones are at its front. Time is
  * monotonic here: nothing outside the process reads these windows.
  */
-function memoryWindows(windowMs: number): FailureWindows {
+export function memoryWindows(windowMs: number): FailureWindows {
   const now = () => performance.now();
   const windows = new Map<string, { ids: Set<string>; end: number }>();
   // Ids given back before they were counted, per key, as on the shared stores: nothing arrives

@@ -136,13 +136,16 @@ function memoryWindows(windowMs: number): FailureWindows {
 
 /**
  * Per counted key, `<prefix>failures:<name>:{<hash>}`, a set of attempt ids with the window as
- * TTL, and `<prefix>given:<name>:{<hash>}`, the ids given back before they were counted, with a
- * window's length from the last of them as TTL. The hash tag puts both on one Redis Cluster slot,
- * so one script can read and write both.
+ * TTL, and `<prefix>given-back:<name>:{<hash>}`, the ids given back before they were counted, a
+ * sorted set scored by when each is forgotten, with a window's length from the last of them as
+ * TTL. The hash tag puts both on one Redis Cluster slot, so one script can read and write both.
+ * A window ends by the server's clock (its TTL); an id given back is forgotten by the store's,
+ * as its grants expire by it (redis.ts): the attempt whose count may arrive late gives it back
+ * on that same clock, and its count carries the time it was sent.
  */
 function redisWindows(shared: RedisRateLimitStore, name: string, windowMs: number): FailureWindows {
   const run = (lua: Script, key: string, ...args: (string | number)[]) =>
-    shared.run(lua, [`${shared.keyPrefix}failures:${name}:{${key}}`, `${shared.keyPrefix}given:${name}:{${key}}`], args);
+    shared.run(lua, [`${shared.keyPrefix}failures:${name}:{${key}}`, `${shared.keyPrefix}given-back:${name}:{${key}}`], args);
   const windowOf = (answer: unknown): FailureWindow => {
     const [count, msLeft] = answer as [number, number];
     return { count: Number(count), msLeft: Number(msLeft) };
@@ -153,9 +156,9 @@ function redisWindows(shared: RedisRateLimitStore, name: string, windowMs: numbe
       const window = windowOf(await run(PEEK_FAILURES, key));
       return window.count > 0 ? window : null;
     },
-    reserve: async (key, attemptId) => windowOf(await run(RESERVE_FAILURE, key, attemptId, windowMs)),
+    reserve: async (key, attemptId) => windowOf(await run(RESERVE_FAILURE, key, attemptId, windowMs, shared.now())),
     async giveBack(key, attemptId) {
-      await run(GIVE_BACK_FAILURE, key, attemptId, windowMs);
+      await run(GIVE_BACK_FAILURE, key, attemptId, windowMs, shared.now());
     },
   };
 }

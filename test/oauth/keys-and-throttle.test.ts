@@ -523,7 +523,7 @@ describeRedis('createLoginThrottle on the Redis OAuth store', () => {
       expect(keys).toHaveLength(2);
       // A give-back that finds nothing to give back is remembered for a window too.
       await failureWindows(stores.open(), 'login', 60_000).giveBack('never-counted', 'attempt-1');
-      const given = await scanKeys(stores.client(), `${stores.prefix}given:login:*`);
+      const given = await scanKeys(stores.client(), `${stores.prefix}given-back:login:*`);
       expect(given).toHaveLength(1);
       for (const key of [...keys, ...given]) {
         const ttl = await stores.client().pttl(key);

@@ -8,13 +8,12 @@
  * attempt's failure. A count can still reach the store after its own give-back (held on a
  * connection whose answer was lost): a give-back that finds its id absent leaves it behind as
  * given back, remembered for a window's length from its own give-back, and a count for an id
- * given back counts nothing. Each id is forgotten on its own, and the forgotten ones leave the
- * key's record whenever it is touched, so the record holds the give-backs of one window at most,
- * however long give-backs on the key go on (a store failing for hours under one busy address's
- * traffic). Counters
- * cannot give this: an increment whose answer was lost can be neither kept (a client retrying
- * through a network fault would lock itself out) nor blindly undone (a guesser could bank free
- * tries during an outage).
+ * given back counts nothing. Counters cannot give this: an increment whose answer was lost can
+ * be neither kept (a client retrying through a network fault would lock itself out) nor blindly
+ * undone (a guesser could bank free tries during an outage). Each id given back is forgotten on
+ * its own, and the forgotten ones leave the key's record whenever it is touched, so the record
+ * holds one window's give-backs at most, however long they go on (a store failing for hours
+ * under one busy address's traffic).
  */
 import type { PostgresOAuthStore, PostgresRateLimitStore } from './store/postgres.js';
 import type { RedisOAuthStore, RedisRateLimitStore } from './store/redis.js';

@@ -7,10 +7,13 @@
  * where its id never landed, the give-back changes nothing, and it never takes away another
  * attempt's failure. A count can still reach the store after its own give-back (held on a
  * connection whose answer was lost): a give-back that finds its id absent leaves it behind as
- * given back, for a window's length, and a count for an id given back counts nothing. Counters
- * cannot give this: an increment whose answer was lost can be neither kept (a client retrying
- * through a network fault would lock itself out) nor blindly undone (a guesser could bank free
- * tries during an outage).
+ * given back, remembered for a window's length from its own give-back, and a count for an id
+ * given back counts nothing. Counters cannot give this: an increment whose answer was lost can
+ * be neither kept (a client retrying through a network fault would lock itself out) nor blindly
+ * undone (a guesser could bank free tries during an outage). Each id given back is forgotten on
+ * its own, and the forgotten ones leave the key's record whenever it is touched, so the record
+ * holds one window's give-backs at most, however long they go on (a store failing for hours
+ * under one busy address's traffic).
  */
 import type { PostgresOAuthStore, PostgresRateLimitStore } from './store/postgres.js';
 import type { RedisOAuthStore, RedisRateLimitStore } from './store/redis.js';
@@ -64,18 +67,31 @@ export function memoryWindows(windowMs: number): FailureWindows {
   const windows = new Map<string, { ids: Set<string>; end: number }>();
   // Ids given back before they were counted, per key, as on the shared stores: nothing arrives
   // late in process, but a count after its own give-back counts nothing on every store alike.
-  const given = new Map<string, { ids: Set<string>; end: number }>();
+  // Each id ends a window after its own give-back; every one lasts as long and the clock is
+  // monotonic, so a key's ids are in the order they end in (re-inserted when given back again),
+  // and `end`, its last one's, orders the keys as the windows' ends order theirs.
+  const given = new Map<string, { ends: Map<string, number>; end: number }>();
   const live = (key: string, at: number) => {
     const window = windows.get(key);
     return window !== undefined && window.end > at && window.ids.size > 0 ? window : undefined;
   };
   const stateOf = (window: { ids: Set<string>; end: number }, at: number): FailureWindow => ({ count: window.ids.size, msLeft: window.end - at });
-  const sweep = (map: typeof windows, at: number) => {
+  const sweep = (map: Map<string, { end: number }>, at: number) => {
     let swept = 0;
     for (const [key, window] of map) {
       if (window.end > at || swept++ >= MEMORY_SWEEP) break;
       map.delete(key);
     }
+  };
+  /** The key's ids given back and not yet forgotten, the forgotten ones pruned from the front. */
+  const givenBack = (key: string, at: number) => {
+    const held = given.get(key);
+    if (held === undefined || held.end <= at) return undefined;
+    for (const [id, end] of held.ends) {
+      if (end > at) break;
+      held.ends.delete(id);
+    }
+    return held;
   };
   return {
     windowMs,
@@ -88,8 +104,7 @@ export function memoryWindows(windowMs: number): FailureWindows {
       const at = now();
       sweep(windows, at);
       sweep(given, at);
-      const tombstones = given.get(key);
-      if (tombstones !== undefined && tombstones.end > at && tombstones.ids.has(attemptId)) {
+      if (givenBack(key, at)?.ends.has(attemptId)) {
         const window = live(key, at);
         return window ? stateOf(window, at) : { count: 0, msLeft: 0 };
       }
@@ -111,25 +126,28 @@ export function memoryWindows(windowMs: number): FailureWindows {
       }
       const at = now();
       sweep(given, at);
-      const held = given.get(key);
-      const ids = held !== undefined && held.end > at ? held.ids : new Set<string>();
-      ids.add(attemptId);
+      const ends = givenBack(key, at)?.ends ?? new Map<string, number>();
+      ends.delete(attemptId);
+      ends.set(attemptId, at + windowMs);
       // Reinserted, so the Map stays in the order its entries end in, as the windows' does.
       given.delete(key);
-      given.set(key, { ids, end: at + windowMs });
+      given.set(key, { ends, end: at + windowMs });
     },
   };
 }
 
 /**
  * Per counted key, `<prefix>failures:<name>:{<hash>}`, a set of attempt ids with the window as
- * TTL, and `<prefix>given:<name>:{<hash>}`, the ids given back before they were counted, with a
- * window's length from the last of them as TTL. The hash tag puts both on one Redis Cluster slot,
- * so one script can read and write both.
+ * TTL, and `<prefix>given-back:<name>:{<hash>}`, the ids given back before they were counted, a
+ * sorted set scored by when each is forgotten, with a window's length from the last of them as
+ * TTL. The hash tag puts both on one Redis Cluster slot, so one script can read and write both.
+ * A window ends by the server's clock (its TTL); an id given back is forgotten by the store's,
+ * as its grants expire by it (redis.ts): the attempt whose count may arrive late gives it back
+ * on that same clock, and its count carries the time it was sent.
  */
 function redisWindows(shared: RedisRateLimitStore, name: string, windowMs: number): FailureWindows {
   const run = (lua: Script, key: string, ...args: (string | number)[]) =>
-    shared.run(lua, [`${shared.keyPrefix}failures:${name}:{${key}}`, `${shared.keyPrefix}given:${name}:{${key}}`], args);
+    shared.run(lua, [`${shared.keyPrefix}failures:${name}:{${key}}`, `${shared.keyPrefix}given-back:${name}:{${key}}`], args);
   const windowOf = (answer: unknown): FailureWindow => {
     const [count, msLeft] = answer as [number, number];
     return { count: Number(count), msLeft: Number(msLeft) };
@@ -140,9 +158,9 @@ function redisWindows(shared: RedisRateLimitStore, name: string, windowMs: numbe
       const window = windowOf(await run(PEEK_FAILURES, key));
       return window.count > 0 ? window : null;
     },
-    reserve: async (key, attemptId) => windowOf(await run(RESERVE_FAILURE, key, attemptId, windowMs)),
+    reserve: async (key, attemptId) => windowOf(await run(RESERVE_FAILURE, key, attemptId, windowMs, shared.now())),
     async giveBack(key, attemptId) {
-      await run(GIVE_BACK_FAILURE, key, attemptId, windowMs);
+      await run(GIVE_BACK_FAILURE, key, attemptId, windowMs, shared.now());
     },
   };
 }

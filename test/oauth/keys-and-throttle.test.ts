@@ -260,6 +260,60 @@ function reservationSuite(makeStores: () => StoreFactory) {
     expect((await counts.reserve('empty', 'late')).count).toBe(1);
   });
 
+  /**
+   * Windows of 60 s on a clock the test moves: the store's on Redis and PostgreSQL, and
+   * `performance.now`, faked, for the windows in memory. A window counted on Redis still ends by
+   * the server's clock, long after the test.
+   */
+  function steppedWindows(name: string) {
+    let clock = Date.now();
+    if (!stores.shared) vi.useFakeTimers({ toFake: ['performance'] });
+    const counts = failureWindows(stores.open(() => clock), name, 60_000);
+    const step = (ms: number) => {
+      clock += ms;
+      if (!stores.shared) vi.advanceTimersByTime(ms);
+    };
+    return { counts, step };
+  }
+
+  it('an id given back before it was counted is forgotten a window after its own give-back, whatever is given back on the key after it', async () => {
+    try {
+      const { counts, step } = steppedWindows('forget');
+      await counts.giveBack('k', 'late-a');
+      step(35_000);
+      await counts.giveBack('k', 'late-b');
+      step(30_000);
+      // 65 s after its give-back, late-a's count counts; 30 s after its own, late-b's still counts nothing.
+      expect((await counts.reserve('k', 'late-a')).count).toBe(1);
+      expect((await counts.reserve('k', 'late-b')).count).toBe(1);
+      expect((await counts.reserve('k', 'attempt-1')).count).toBe(2);
+      step(30_000);
+      expect((await counts.reserve('k', 'late-b')).count).toBe(3);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('give-backs that go on without end on one key (a failing store, one busy address) leave one window of them remembered, no more', async () => {
+    try {
+      const { counts, step } = steppedWindows('busy');
+      // One give-back every 25 s for ten minutes.
+      for (let i = 0; i < 24; i++) {
+        await counts.giveBack('k', `late-${i}`);
+        step(25_000);
+      }
+      // What the store keeps (out of the test's reach in memory): the give-backs of the last window, as after each of them.
+      if (stores.givenBack) expect(await stores.givenBack('busy', 'k')).toEqual(['late-21', 'late-22', 'late-23']);
+      expect((await counts.reserve('k', 'late-0')).count).toBe(1);
+      expect((await counts.reserve('k', 'late-21')).count).toBe(2);
+      expect((await counts.reserve('k', 'late-22')).count).toBe(2);
+      expect((await counts.reserve('k', 'late-23')).count).toBe(2);
+      if (stores.givenBack) expect(await stores.givenBack('busy', 'k')).toEqual(['late-22', 'late-23']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('attempts whose reservations reach the store only after their give-backs (held on a connection whose answer was lost) never lock out the right secret', async () => {
     const base = windows();
     const held: (() => Promise<unknown>)[] = [];
@@ -372,6 +426,28 @@ describeRedis('createFailureThrottle on the Redis OAuth store', () => {
 describePostgres('createFailureThrottle on the PostgreSQL OAuth store', () => {
   keyKindsSuite(postgresStores);
   reservationSuite(postgresStores);
+
+  it('ids given back without an end of their own in given_ends count nothing until given_end, and keep that end when the row is next written', async () => {
+    let clock = Date.now();
+    const stores = postgresStores({ now: () => clock });
+    try {
+      const counts = failureWindows(stores.open(), 'ends', 60_000);
+      await counts.reserve('k', 'attempt-1');
+      const legacyEnd = clock + 30_000;
+      await stores.pool().query(`UPDATE "${stores.schema}".oauth_failure_windows SET given = ARRAY['late-a', 'late-b'], given_ends = '{}', given_end = $1`, [legacyEnd]);
+      expect((await counts.reserve('k', 'late-a')).count).toBe(1);
+      clock += 20_000;
+      await counts.giveBack('k', 'late-c');
+      const { rows } = await stores.pool().query(`SELECT given, given_ends, given_end FROM "${stores.schema}".oauth_failure_windows`);
+      expect(rows).toEqual([{ given: ['late-a', 'late-b', 'late-c'], given_ends: [String(legacyEnd), String(legacyEnd), String(clock + 60_000)], given_end: String(clock + 60_000) }]);
+      clock += 20_000; // past late-a's and late-b's end, not late-c's
+      expect((await counts.reserve('k', 'late-b')).count).toBe(2);
+      expect((await counts.reserve('k', 'late-c')).count).toBe(2);
+      expect(await stores.givenBack('ends', 'k')).toEqual(['late-c']);
+    } finally {
+      await stores.close();
+    }
+  });
 });
 
 describe('createLoginThrottle: failed logins per address and user name, and per address, in memory', () => {
@@ -523,7 +599,7 @@ describeRedis('createLoginThrottle on the Redis OAuth store', () => {
       expect(keys).toHaveLength(2);
       // A give-back that finds nothing to give back is remembered for a window too.
       await failureWindows(stores.open(), 'login', 60_000).giveBack('never-counted', 'attempt-1');
-      const given = await scanKeys(stores.client(), `${stores.prefix}given:login:*`);
+      const given = await scanKeys(stores.client(), `${stores.prefix}given-back:login:*`);
       expect(given).toHaveLength(1);
       for (const key of [...keys, ...given]) {
         const ttl = await stores.client().pttl(key);

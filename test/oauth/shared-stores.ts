@@ -6,23 +6,26 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createMemoryOAuthStore, createPostgresOAuthStore, createRedisOAuthStore, type OAuthStore } from '../../src/oauth/store/index.js';
-import { scanKeys } from '../../src/core/redis-scan.js';
+import { globEscape, scanKeys } from '../../src/core/redis-scan.js';
 import { databaseUrl, redisUrl, uniqueName } from '../support/services.js';
 
 export interface StoreFactory {
   readonly label: string;
   /** True when instances opened here count together. */
   readonly shared: boolean;
-  open(): OAuthStore;
+  /** One more store; `now` is its clock (the brute-force windows in memory run on `performance.now` instead). */
+  open(now?: () => number): OAuthStore;
+  /** The ids the store holds as given back before they were counted on a key of the windows named `name`, in the order given; none in memory. */
+  givenBack?(name: string, key: string): Promise<string[]>;
   /** Deletes what the stores wrote and closes their connections. */
   close(): Promise<void>;
 }
 
 export function memoryStores(): StoreFactory {
-  return { label: 'memory', shared: false, open: () => createMemoryOAuthStore(), close: async () => {} };
+  return { label: 'memory', shared: false, open: (now) => createMemoryOAuthStore({ now }), close: async () => {} };
 }
 
-export function redisStores(): StoreFactory & { prefix: string; client(): Redis } {
+export function redisStores(): StoreFactory & Required<Pick<StoreFactory, 'givenBack'>> & { prefix: string; client(): Redis } {
   const prefix = `${uniqueName('bruteforce')}:`;
   const clients: Redis[] = [];
   const newClient = () => {
@@ -35,7 +38,12 @@ export function redisStores(): StoreFactory & { prefix: string; client(): Redis 
     shared: true,
     prefix,
     client: () => clients[0] ?? newClient(),
-    open: () => createRedisOAuthStore({ client: newClient(), prefix }),
+    open: (now) => createRedisOAuthStore({ client: newClient(), prefix, now }),
+    async givenBack(name, key) {
+      const client = clients[0] ?? newClient();
+      const keys = await scanKeys(client, globEscape(`${prefix}given-back:${name}:{${key}}`));
+      return (await Promise.all(keys.map((found) => client.zrange(found, 0, -1)))).flat();
+    },
     async close() {
       const client = clients[0] ?? newClient();
       const keys = await scanKeys(client, `${prefix}*`);
@@ -45,7 +53,7 @@ export function redisStores(): StoreFactory & { prefix: string; client(): Redis 
   };
 }
 
-export function postgresStores(options: { migrate?: boolean; now?: () => number } = {}): StoreFactory & { schema: string; pool(): pg.Pool } {
+export function postgresStores(options: { migrate?: boolean; now?: () => number } = {}): StoreFactory & Required<Pick<StoreFactory, 'givenBack'>> & { schema: string; pool(): pg.Pool } {
   const schema = uniqueName('bruteforce');
   const pools: pg.Pool[] = [];
   const newPool = () => {
@@ -58,7 +66,11 @@ export function postgresStores(options: { migrate?: boolean; now?: () => number 
     shared: true,
     schema,
     pool: () => pools[0] ?? newPool(),
-    open: () => createPostgresOAuthStore({ pool: newPool(), schema, ...options }),
+    open: (now) => createPostgresOAuthStore({ pool: newPool(), schema, ...options, ...(now && { now }) }),
+    async givenBack(name, key) {
+      const { rows } = await (pools[0] ?? newPool()).query(`SELECT given FROM "${schema}".oauth_failure_windows WHERE key = $1`, [`${name}:${key}`]);
+      return (rows[0]?.given as string[] | undefined) ?? [];
+    },
     async close() {
       const pool = pools[0] ?? newPool();
       await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);

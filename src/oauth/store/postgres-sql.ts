@@ -73,9 +73,12 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_failure_windows (
   ids text[] NOT NULL,
   window_end bigint NOT NULL
 );
--- The ids given back before they were counted, until given_end (ms): their counts, arriving late, count nothing.
+-- The ids given back before they were counted (their counts, arriving late, count nothing), each
+-- until its own end (ms), a window after its own give-back: given[i] until given_ends[i], an id
+-- without an end of its own there until given_end, the last of them (ended rows go by it).
 ALTER TABLE ${s}.oauth_failure_windows ADD COLUMN IF NOT EXISTS given text[] NOT NULL DEFAULT '{}';
-ALTER TABLE ${s}.oauth_failure_windows ADD COLUMN IF NOT EXISTS given_end bigint NOT NULL DEFAULT 0;`,
+ALTER TABLE ${s}.oauth_failure_windows ADD COLUMN IF NOT EXISTS given_end bigint NOT NULL DEFAULT 0;
+ALTER TABLE ${s}.oauth_failure_windows ADD COLUMN IF NOT EXISTS given_ends bigint[] NOT NULL DEFAULT '{}';`,
 
     getClient: `SELECT record FROM ${s}.oauth_clients WHERE id = $1`,
     saveClient: `INSERT INTO ${s}.oauth_clients (id, record) VALUES ($1, $2::json)
@@ -208,7 +211,15 @@ ALTER TABLE ${s}.oauth_failure_windows ADD COLUMN IF NOT EXISTS given_end bigint
 export function failureWindowStatements(s: string) {
   const windows = `${s}.oauth_failure_windows`;
   const ended = 'w.window_end <= $3::bigint OR cardinality(w.ids) = 0';
-  const givenBack = '($2::text = ANY(w.given) AND w.given_end > $3::bigint)';
+  // The row's ids given back and not yet forgotten, in the order they were given back, each with its end.
+  const remembered = `(SELECT g.id, coalesce(g.until, w.given_end) AS until, g.n
+    FROM unnest(w.given, w.given_ends) WITH ORDINALITY AS g(id, until, n)
+    WHERE g.id IS NOT NULL AND coalesce(g.until, w.given_end) > $3::bigint)`;
+  const givenBack = `EXISTS (SELECT 1 FROM ${remembered} r WHERE r.id = $2::text)`;
+  // Both arrays rebuilt from those, so the forgotten ones leave the row whenever it is written.
+  const kept = (extraIds: string, extraEnds: string, where = 'true') => `(given, given_ends) = (SELECT
+          coalesce(array_agg(r.id ORDER BY r.n), '{}') || ${extraIds}, coalesce(array_agg(r.until ORDER BY r.n), '{}') || ${extraEnds}
+        FROM ${remembered} r WHERE ${where})`;
   return {
     /**
      * A window that ended, or whose attempts were all given back, starts anew; an id already
@@ -219,16 +230,23 @@ export function failureWindowStatements(s: string) {
         ids = CASE WHEN ${givenBack} THEN (CASE WHEN ${ended} THEN '{}' ELSE w.ids END)
           WHEN ${ended} THEN EXCLUDED.ids
           WHEN $2::text = ANY(w.ids) THEN w.ids ELSE array_append(w.ids, $2::text) END,
-        window_end = CASE WHEN NOT ${givenBack} AND (${ended}) THEN EXCLUDED.window_end ELSE w.window_end END
+        window_end = CASE WHEN NOT ${givenBack} AND (${ended}) THEN EXCLUDED.window_end ELSE w.window_end END,
+        ${kept("'{}'::text[]", "'{}'::bigint[]")}
       RETURNING cardinality(ids) AS count, CASE WHEN cardinality(ids) = 0 THEN $3::bigint ELSE window_end END AS window_end`,
-    /** An id not counted is remembered as given back for a window's length from now (every id then). */
-    giveBack: `INSERT INTO ${windows} AS w (key, ids, window_end, given, given_end) VALUES ($1, '{}', 0, ARRAY[$2::text], $3::bigint + $4::bigint)
+    /**
+     * An id not counted is remembered as given back for a window's length from now, its own end
+     * (given again, it moves to the end with the new one); given_end stays the last end.
+     */
+    giveBack: `INSERT INTO ${windows} AS w (key, ids, window_end, given, given_ends, given_end)
+      VALUES ($1, '{}', 0, ARRAY[$2::text], ARRAY[$3::bigint + $4::bigint], $3::bigint + $4::bigint)
       ON CONFLICT (key) DO UPDATE SET
         ids = array_remove(w.ids, $2::text),
-        given = CASE WHEN $2::text = ANY(w.ids) THEN w.given
-          WHEN w.given_end <= $3::bigint THEN ARRAY[$2::text]
-          WHEN $2::text = ANY(w.given) THEN w.given ELSE array_append(w.given, $2::text) END,
-        given_end = CASE WHEN $2::text = ANY(w.ids) THEN w.given_end ELSE $3::bigint + $4::bigint END`,
+        ${kept(
+          "CASE WHEN $2::text = ANY(w.ids) THEN '{}' ELSE ARRAY[$2::text] END",
+          "CASE WHEN $2::text = ANY(w.ids) THEN '{}' ELSE ARRAY[$3::bigint + $4::bigint] END",
+          'r.id <> $2::text',
+        )},
+        given_end = CASE WHEN $2::text = ANY(w.ids) THEN w.given_end ELSE greatest(w.given_end, $3::bigint + $4::bigint) END`,
     peek: `SELECT cardinality(ids) AS count, window_end FROM ${windows} WHERE key = $1 AND window_end > $2::bigint AND cardinality(ids) > 0`,
   };
 }

@@ -1,6 +1,7 @@
 /**
  * The Lua scripts of the Redis OAuth store (redis.ts describes the keys and fields they touch).
- * Each touches one key, so each works on Redis Cluster.
+ * Each touches one key, or two under one hash tag (a brute-force window's), so each works on
+ * Redis Cluster.
  */
 import { createHash } from 'node:crypto';
 
@@ -152,14 +153,17 @@ export const INDEX_MEMBERS = script(`return redis.call('ZRANGE', KEYS[1], 0, -1)
 
 /**
  * Counts one attempt in a brute-force window (docs/oauth.md, "Brute-force limits"): KEYS[1] the
- * window's set of attempt ids, KEYS[2] the ids given back before they were counted; ARGV attempt
- * id, window (ms). A key without a TTL (new: the last window ended with its TTL) starts a new
- * window; an id already there changes nothing, so a resent call counts once; an id already given
- * back counts nothing, so a count that reaches the store after its own give-back does not stay.
- * Answers {attempts counted, ms left}; {0, 0} when there is no window.
+ * window's set of attempt ids, KEYS[2] the ids given back before they were counted (a sorted set,
+ * each scored by when it is forgotten); ARGV attempt id, window (ms), now (the store's clock, ms).
+ * A key without a TTL (new: the last window ended with its TTL) starts a new window; an id
+ * already there changes nothing, so a resent call counts once; an id given back and not yet
+ * forgotten counts nothing, so a count that reaches the store after its own give-back does not
+ * stay. Forgotten ids leave KEYS[2] first. Answers {attempts counted, ms left}; {0, 0} when there
+ * is no window.
  */
 export const RESERVE_FAILURE = script(`
-if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[3])
+if redis.call('ZSCORE', KEYS[2], ARGV[1]) then
   local n = redis.call('SCARD', KEYS[1])
   if n == 0 then return {0, 0} end
   return {n, redis.call('PTTL', KEYS[1])}
@@ -175,12 +179,15 @@ return {redis.call('SCARD', KEYS[1]), left}
 
 /**
  * Gives one attempt back: KEYS[1] the window's set, KEYS[2] the ids given back before they were
- * counted; ARGV attempt id, window (ms). An id not counted is remembered there for a window's
- * length from now, so its count, should it still arrive, counts nothing.
+ * counted; ARGV attempt id, window (ms), now (the store's clock, ms). An id not counted is
+ * remembered there for a window's length from its own give-back (scored by that end), so its
+ * count, should it still arrive, counts nothing; the forgotten ones leave first, so KEYS[2] holds
+ * one window's give-backs at most, and its TTL, renewed to a window, goes with the last of them.
  */
 export const GIVE_BACK_FAILURE = script(`
 if redis.call('SREM', KEYS[1], ARGV[1]) == 1 then return 1 end
-redis.call('SADD', KEYS[2], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[3])
+redis.call('ZADD', KEYS[2], tonumber(ARGV[3]) + tonumber(ARGV[2]), ARGV[1])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return 0
 `);

@@ -10,7 +10,8 @@
  *   p once:id       string a used one-time id's expiry (consent transaction) PX to its expiry
  *   p failures:n:{k} set   a brute-force window: the ids of the attempts counted, n client-auth or login,
  *                          k the counted key's hash (failure-windows.ts)             PX the window
- *   p given:n:{k}   set    the ids given back there before they were counted         PX the window, from the last
+ *   p given-back:n:{k} zset the ids given back there before they were counted, each scored by
+ *                          when it is forgotten: a window after its own give-back (ms)  PX the window, from the last
  *
  * The grant record's fields, bounded whatever the number of refreshes:
  *
@@ -83,6 +84,8 @@ export interface RedisRateLimitStore {
   readonly keyPrefix: string;
   /** Runs one of the store's scripts, as the store runs its own (EVALSHA, then EVAL on NOSCRIPT). */
   run(lua: Script, keys: string[], args: (string | number)[]): Promise<unknown>;
+  /** The store's clock: when an id given back is forgotten, as its grants expire by it. */
+  now(): number;
 }
 
 export interface RedisOAuthStore extends OAuthStore {
@@ -184,7 +187,7 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
   return {
     kind: 'redis',
     connection: redisConnection(client),
-    rateLimitStore: { kind: 'redis', keyPrefix: prefix, run },
+    rateLimitStore: { kind: 'redis', keyPrefix: prefix, run, now },
 
     async getClient(clientId) {
       const [json] = await client.hmget(keys.clients, clientId);

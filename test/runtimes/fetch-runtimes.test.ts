@@ -245,3 +245,17 @@ describe.each(cases)('courier-platform/fetch on $runtime with $store stores', ({
     expect(await res.text()).toBe('');
   });
 });
+
+describe('courier-platform/fetch on Deno without --allow-read', () => {
+  it('refuses to start with the admin API on, saying to add --allow-read (the console reads its files at start)', async () => {
+    const env = { ...process.env, PORT: String(await freePort()), UPSTREAM_URL: 'http://127.0.0.1:9', NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1', DENO_DIR: `${root}test/artifacts/deno` };
+    const child = spawn(bin('deno'), ['run', '--allow-env', '--allow-net', '--sloppy-imports', script], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).not.toBe(0);
+    expect(output).not.toContain('listening');
+    expect(output).toMatch(/ConfigurationError: courier-platform: admin: the operator console's file \S+ cannot be read: the runtime denies reading it \(on Deno, add --allow-read\)/);
+  }, 60_000);
+});

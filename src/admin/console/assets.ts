@@ -27,12 +27,23 @@ export interface ConsoleAssets {
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
 
+/** What to do about a console file that cannot be read, by why it cannot. */
+function unreadable(file: string, error: unknown): string {
+  const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
+  // Deno answers a read without --allow-read with NotCapable (PermissionDenied before Deno 2).
+  if (code === 'EACCES' || code === 'EPERM' || name === 'NotCapable' || name === 'PermissionDenied') {
+    return `the operator console's file ${file} cannot be read: the runtime denies reading it (on Deno, add --allow-read)`;
+  }
+  // A bundler that packs courier-platform into its output leaves the files behind (docs/hosts.md).
+  return `the operator console's file ${file} cannot be read; reinstall the package, and keep it out of any bundle (Next.js: serverExternalPackages)`;
+}
+
 function asset(file: string, stem: string): ConsoleAsset {
   let body: string;
   try {
     body = readFileSync(file, 'utf8');
   } catch (error) {
-    throw configurationError('invalid_option', 'admin', `the operator console's file ${file} cannot be read; reinstall the package`, error);
+    throw configurationError('invalid_option', 'admin', unreadable(file, error), error);
   }
   const extension = extname(file);
   const digest = createHash('sha256').update(body).digest('hex').slice(0, 16);
@@ -48,7 +59,9 @@ export function consoleAssets(): ConsoleAssets {
   const uplot = (file: string) => {
     let path = `uplot/dist/${file}`;
     try {
-      path = createRequire(import.meta.url).resolve(path);
+      // A bundler may put its own module ids in place of require.resolve's paths.
+      const resolved: unknown = createRequire(import.meta.url).resolve(path);
+      if (typeof resolved === 'string') path = resolved;
     } catch {
       // reported by asset()
     }

@@ -45,9 +45,14 @@ export const adminOptionsSchema = z
     secretOverlapSeconds: z.number().int().min(0).default(86_400),
     registry: objectWith<Registry>(['metrics', 'registerMetric', 'getSingleMetric'], 'a prom-client Registry').optional(),
   })
-  .refine((admin) => admin.token !== undefined || admin.authorize !== undefined, {
-    message: 'needs `token` or `authorize`: without one nobody could call the admin API',
-    path: ['token'],
+  .superRefine((admin, context) => {
+    if (admin.token !== undefined || admin.authorize !== undefined) return;
+    // `token: process.env.ADMIN_TOKEN` with the variable unset is the usual way to get here.
+    const message =
+      'token' in admin
+        ? 'is undefined (is the environment variable it reads set?): the admin API needs `token` or `authorize`, or nobody could call it'
+        : 'needs `token` or `authorize`: without one nobody could call the admin API';
+    context.addIssue({ code: 'custom', path: ['token'], message });
   });
 
 export type ResolvedAdminOptions = z.output<typeof adminOptionsSchema>;

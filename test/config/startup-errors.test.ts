@@ -80,6 +80,13 @@ describe.each(FACTORIES)('courierPlatform() on %s refuses a bad configuration at
       'oauth.clients[0].secretHash',
       /is undefined/,
     ],
+    [
+      'an admin token that reads an unset environment variable',
+      async () => ({ admin: { token: UNSET_ENV } }),
+      'admin.token',
+      /is undefined \(is the environment variable it reads set\?\): the admin API needs `token` or `authorize`, or nobody could call it/,
+    ],
+    ['an admin API with neither a token nor authorize', async () => ({ admin: {} }), 'admin.token', /needs `token` or `authorize`: without one nobody could call the admin API/],
     ['a public client with a secret', async () => ({ oauth: { clients: [client({ public: true, secret: CONFIDENTIAL.secret })] } }), 'oauth.clients[0].public', /a public client has none/],
     ['an upstream URL that is not http(s)', async () => ({ courier: { upstreamUrl: 'ftp://courier.example' } }), 'courier.upstreamUrl', /http\(s\)/],
     ['a quota rule without its clientId', async () => ({ quota: { rules: [{ scope: 'client', apiPath: '/openapi/v1/orders' }] } }), 'quota.rules[0].clientId', /needs a clientId/],

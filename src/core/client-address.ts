@@ -16,13 +16,13 @@ let warnedUnknown = false;
  * nothing for a request without a socket): every such caller shares one count, and one guesser's
  * failures would slow them all.
  */
-function unknownCaller(logger: Logger): string {
+function unknownCaller(logger: Logger, chosen: boolean): string {
   if (!warnedUnknown) {
     warnedUnknown = true;
-    logger.warn(
-      {},
-      "a request came with no caller address, so the brute-force limits count every such request as one caller: pass the runtime's info to the fetch handler (Bun's server, Deno's info) or set the clientIp option; see docs/hosts.md",
-    );
+    const remedy = chosen
+      ? 'make the clientIp option answer an address for every request, or pass the runtime\'s info to the fetch handler (Bun\'s server, Deno\'s info) for it to fall back on'
+      : "pass the runtime's info to the fetch handler (Bun's server, Deno's info) or set the clientIp option";
+    logger.warn({}, `a request came with no caller address, so the brute-force limits count every such request as one caller: ${remedy}; see docs/hosts.md`);
   }
   return 'unknown';
 }
@@ -37,7 +37,7 @@ export function clientAddress(
   chosen: ((request: PlatformRequest) => string | undefined) | undefined,
   logger: Logger,
 ): (request: PlatformRequest) => string {
-  if (chosen) return (request) => chosen(request) ?? request.ip ?? unknownCaller(logger);
+  if (chosen) return (request) => chosen(request) ?? request.ip ?? unknownCaller(logger, true);
   return (request) => {
     if (!warned && !request.proxyTrusted) {
       const forwarded = forwardedHeaderOf(request);
@@ -51,7 +51,7 @@ export function clientAddress(
         );
       }
     }
-    return request.ip ?? unknownCaller(logger);
+    return request.ip ?? unknownCaller(logger, false);
   };
 }
 

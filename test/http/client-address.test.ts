@@ -116,12 +116,12 @@ describe('the address the brute-force limits count', { timeout: 60_000 }, () => 
   });
 
   it("a fetch handler called without the runtime's info has no caller address: one warning per process names what to pass", async () => {
-    const start = async (info?: unknown) => {
+    const start = async (info?: unknown, clientIp?: () => undefined) => {
       vi.resetModules();
       const logger = capturingLogger();
       const { courierPlatform } = await import('../../adapters/fetch.js');
       const oauth: OAuthOptions = { ...oauthTestOptions(), clients: await cheapClients(), signingKeys: [await sharedSigningKey()], authenticate: () => null };
-      const platform = courierPlatform({ courier: false, logger, oauth });
+      const platform = courierPlatform({ courier: false, logger, oauth, ...(clientIp ? { clientIp } : {}) });
       await platform.platform.ready();
       const attempt = () =>
         platform(
@@ -139,8 +139,14 @@ describe('the address the brute-force limits count', { timeout: 60_000 }, () => 
     expect((await bare.attempt())!.status).toBe(401);
     expect((await bare.attempt())!.status).toBe(401);
     expect(bare.warnings()).toHaveLength(1);
-    expect(bare.warnings()[0]!.message).toContain('clientIp');
+    expect(bare.warnings()[0]!.message).toContain('set the clientIp option');
     expect(bare.warnings()[0]!.line).not.toContain('wrong-secret-1234');
+    // A clientIp that answers nothing is not told to set clientIp, but to make it answer.
+    const unanswered = await start(undefined, () => undefined);
+    expect((await unanswered.attempt())!.status).toBe(401);
+    expect(unanswered.warnings()).toHaveLength(1);
+    expect(unanswered.warnings()[0]!.message).toContain('make the clientIp option answer an address for every request');
+    expect(unanswered.warnings()[0]!.message).not.toContain('set the clientIp option');
     // Deno's connection info carries the address: nothing to warn about.
     const deno = await start({ remoteAddr: { hostname: '203.0.113.7' } });
     expect((await deno.attempt())!.status).toBe(401);

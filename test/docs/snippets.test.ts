@@ -3,8 +3,8 @@
  * against the sources (a block marked `<!-- snippet: no-check -->` is skipped), and the README's
  * quick starts (marked `<!-- snippet: quick-start -->`) are run as a user runs them after pasting:
  * `npx tsx server.ts`, then `curl /courier/get_express_type`; and on a port that is taken, they
- * stop with the error rather than report that they listen. What they import, the README's install
- * lines name.
+ * stop with the error rather than report that they listen; the Express one on Express 4 as well.
+ * What they import, the README's install lines name.
  */
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -36,6 +36,17 @@ const FRAMEWORKS = ['express', 'koa', 'connect', 'fastify', 'hono'] as const;
 function frameworkOf(snippet: Snippet): string | undefined {
   return FRAMEWORKS.find((name) => snippet.code.includes(`from 'courier-platform/${name}'`));
 }
+
+/**
+ * What runs: each quick start as pasted, and the Express one also on Express 4 (the devDependency
+ * `express4`), which the README promises too and which reports a failed listen differently.
+ */
+const quickStartRuns: (readonly [string, string])[] = quickStarts.flatMap((snippet) => {
+  const framework = frameworkOf(snippet) ?? 'unknown';
+  const runs: (readonly [string, string])[] = [[framework, snippet.code]];
+  if (framework === 'express') runs.push(['express4', snippet.code.replace("from 'express';", "from 'express4';")]);
+  return runs;
+});
 
 describe('extracting code blocks from Markdown', () => {
   const markdown = [
@@ -76,6 +87,7 @@ describe('the documentation', () => {
     expect(quickStarts.map(frameworkOf).sort()).toEqual(['connect', 'express', 'fastify', 'hono', 'koa']);
     expect(quickStarts.every((snippet) => snippet.file === 'README.md')).toBe(true);
     expect(typescript.filter((snippet) => snippet.file.startsWith('docs/')).length).toBeGreaterThan(10);
+    expect(quickStartRuns.find(([framework]) => framework === 'express4')?.[1]).toContain("from 'express4';");
   });
 });
 
@@ -103,10 +115,10 @@ describe('documentation snippets', { concurrent: true }, () => {
     expect(packages.filter((name) => !installed.has(name))).toEqual([]);
   });
 
-  describe.each(quickStarts.map((snippet) => [frameworkOf(snippet), snippet] as const))('the %s quick start', (framework, snippet) => {
+  describe.each(quickStartRuns)('the %s quick start', (framework, code) => {
     it('starts, and answers GET /courier/get_express_type with HTTP 200 and code 0', async () => {
       const script = join(OUT, `quick-start-${framework}.ts`);
-      writeFileSync(script, `${snippet.code}\n`);
+      writeFileSync(script, `${code}\n`);
       const { status, body } = await runAndRequest(script, '/courier/get_express_type');
       expect(status).toBe(200);
       expect(body).toMatchObject({ code: 0, message: 'ok' });
@@ -115,7 +127,7 @@ describe('documentation snippets', { concurrent: true }, () => {
 
     it('on a port already taken, exits with a non-zero code and the EADDRINUSE error', async () => {
       const script = join(OUT, `quick-start-${framework}-busy.ts`);
-      writeFileSync(script, `${snippet.code}\n`);
+      writeFileSync(script, `${code}\n`);
       const taken = createServer();
       const port = await listenOnLoopback(taken);
       try {

@@ -10,13 +10,23 @@ import type { Snippet } from './markdown.js';
 
 /**
  * What the snippets' folder gets as tsconfig.json: every file is a module of its own (a snippet
- * need not import anything), and a snippet may declare what it does not use.
+ * need not import anything), and a snippet may declare what it does not use. Decorators are
+ * NestJS's, as every NestJS project compiles them (its controllers' `@Req()` is a parameter
+ * decorator, which only these allow; docs/hosts.md says so): the NestJS recipes are checked as
+ * their readers build them.
  */
 function writeConfig(dir: string, root: string): string {
   const path = join(dir, 'tsconfig.json');
   const config = {
     extends: relative(dir, join(root, 'tsconfig.json')),
-    compilerOptions: { moduleDetection: 'force', noUnusedLocals: false, noUnusedParameters: false, noEmit: true },
+    compilerOptions: {
+      moduleDetection: 'force',
+      noUnusedLocals: false,
+      noUnusedParameters: false,
+      noEmit: true,
+      experimentalDecorators: true,
+      emitDecoratorMetadata: true,
+    },
     include: ['*.ts'],
     // The repository's own config leaves test/artifacts/ out of the project; here it is the project.
     exclude: [],

@@ -97,6 +97,8 @@ function platformRequestOf(request: FastifyRequest, prefix: string, body?: Async
     // The plugin's parser hands over the bytes as sent; the core applies its own rules (media type, coding, UTF-8, JSON).
     body: body ?? (Buffer.isBuffer(request.body) ? sent(request.body) : undefined),
     ip: request.ip,
+    // Fastify gives `request.ips` only when its trustProxy option is set.
+    proxyTrusted: request.ips !== undefined,
     raw: request,
   };
 }

@@ -1,7 +1,7 @@
 /**
  * The caller's address for the brute-force limits (docs/deployment.md#clientip): the host's
  * `clientIp` option when it answers, else the address the adapter resolved (Express `req.ip`,
- * Koa `ctx.ip`, the socket's peer address); and what the limits count as one caller.
+ * Koa `ctx.ip`, Fastify `request.ip`, the socket's peer address); and what the limits count as one caller.
  */
 import { isIPv6 } from 'node:net';
 import { header, type PlatformRequest } from './http.js';
@@ -47,7 +47,7 @@ export function clientAddress(
         // would slow them all.
         logger.warn(
           { header: forwarded, address: request.ip },
-          `a request came through a proxy (${forwarded}), but the brute-force limits count the connection's address, the proxy's: set the clientIp option, or let the framework trust the proxy (Express 'trust proxy', Koa app.proxy); see docs/deployment.md`,
+          `a request came through a proxy (${forwarded}), but the brute-force limits count the connection's address, the proxy's: set the clientIp option, or let the framework trust the proxy (Express 'trust proxy', Koa app.proxy, Fastify trustProxy); see docs/deployment.md`,
         );
       }
     }

@@ -28,7 +28,7 @@ export interface PlatformRequest {
   readonly body?: AsyncIterable<Uint8Array>;
   /** The caller's address as the framework resolved it (Express `req.ip`, Koa `ctx.ip`), else the socket's peer. */
   readonly ip?: string;
-  /** True when the framework was told to trust a proxy's forwarded headers (Express `trust proxy`, Koa `app.proxy`). */
+  /** True when the framework was told to trust a proxy's forwarded headers (Express `trust proxy`, Koa `app.proxy`, Fastify `trustProxy`). */
   readonly proxyTrusted?: boolean;
   /** The framework's own request (Express/Connect `req`, Koa `ctx`), handed to host callbacks only. */
   readonly raw?: unknown;

@@ -1,7 +1,7 @@
 /**
  * The address the brute-force limits count (docs/deployment.md#clientip): the framework's own
- * (Express `req.ip` under `trust proxy`, Koa `ctx.ip` under `app.proxy`), else the socket's peer,
- * and the host's `clientIp` before either. Behind a proxy that nobody trusts, one warning per
+ * (Express `req.ip` under `trust proxy`, Koa `ctx.ip` under `app.proxy`, Fastify `request.ip`
+ * under `trustProxy`), else the socket's peer, and the host's `clientIp` before either. Behind a proxy that nobody trusts, one warning per
  * process names the option to set. Every host here comes from freshly loaded modules, so each
  * test starts as a new process would.
  */
@@ -9,11 +9,13 @@ import type { RequestListener } from 'node:http';
 import express from 'express';
 import Koa from 'koa';
 import connect from 'connect';
+import Fastify from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { header, type PlatformRequest } from '../../src/core/http.js';
 import type { OAuthOptions } from '../../src/oauth/options.js';
 import { postFormFrom, type Answer } from '../support/from-address.js';
 import { capturingLogger } from '../support/logger.js';
+import { fastifyListener } from '../support/apps.js';
 import { serve, type Served } from '../support/net.js';
 import { cheapClients, CONFIDENTIAL, oauthTestOptions, sharedSigningKey } from '../support/oauth.js';
 import { basic } from '../oauth/compliance/helpers.js';
@@ -22,7 +24,7 @@ const LIMIT = 10;
 const PROXY_WARNING = /clientIp/;
 
 interface HostSetup {
-  /** Express `trust proxy` ('loopback') or Koa `app.proxy`. */
+  /** Express `trust proxy` ('loopback'), Koa `app.proxy` or Fastify `trustProxy`. */
   trustProxy?: boolean;
   clientIp?: (request: PlatformRequest) => string | undefined;
 }
@@ -32,7 +34,7 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.close()));
 });
 
-async function startHost(adapter: 'express' | 'koa' | 'connect', setup: HostSetup = {}) {
+async function startHost(adapter: 'express' | 'koa' | 'connect' | 'fastify', setup: HostSetup = {}) {
   vi.resetModules();
   const logger = capturingLogger();
   const oauth: OAuthOptions = { ...oauthTestOptions(), clients: await cheapClients(), signingKeys: [await sharedSigningKey()], authenticate: () => null };
@@ -52,6 +54,12 @@ async function startHost(adapter: 'express' | 'koa' | 'connect', setup: HostSetu
     const platform = courierPlatform(options as Parameters<typeof courierPlatform>[0]);
     app.use(platform);
     [listener, ready] = [app.callback(), () => platform.platform.ready()];
+  } else if (adapter === 'fastify') {
+    const { courierPlatform } = await import('../../adapters/fastify.js');
+    const app = Fastify({ trustProxy: setup.trustProxy === true ? '127.0.0.1' : false });
+    const platform = courierPlatform(options as Parameters<typeof courierPlatform>[0]);
+    app.register(platform);
+    [listener, ready] = [fastifyListener(app as never), () => platform.platform.ready()];
   } else {
     const { courierPlatform } = await import('../../adapters/connect.js');
     const app = connect();
@@ -78,8 +86,8 @@ async function guessesVia(host: Awaited<ReturnType<typeof startHost>>, headers: 
 const SLOWED = [...Array(LIMIT).fill(401), 429, 429];
 
 describe('the address the brute-force limits count', { timeout: 60_000 }, () => {
-  it.each(['express', 'koa'] as const)(
-    "RFC 6749 10.10: %s trusting its proxy ('trust proxy', app.proxy) counts the X-Forwarded-For address: a guesser behind the proxy does not slow another caller behind it",
+  it.each(['express', 'koa', 'fastify'] as const)(
+    "RFC 6749 10.10: %s trusting its proxy ('trust proxy', app.proxy, trustProxy) counts the X-Forwarded-For address: a guesser behind the proxy does not slow another caller behind it",
     async (adapter) => {
       const host = await startHost(adapter, { trustProxy: true });
       expect(await guessesVia(host, { 'x-forwarded-for': '203.0.113.7' })).toEqual(SLOWED);
@@ -89,7 +97,7 @@ describe('the address the brute-force limits count', { timeout: 60_000 }, () => 
     },
   );
 
-  it.each(['express', 'koa', 'connect'] as const)(
+  it.each(['express', 'koa', 'connect', 'fastify'] as const)(
     'without proxy trust, %s counts the connection (the proxy) and warns once per process, naming the clientIp option',
     async (adapter) => {
       const host = await startHost(adapter);

@@ -3,7 +3,7 @@
  * `clientIp` option when it answers, else the address the adapter resolved (Express `req.ip`,
  * Koa `ctx.ip`, Fastify `request.ip`, the socket's peer address); and what the limits count as one caller.
  */
-import { isIPv6 } from 'node:net';
+import { isIPv4, isIPv6 } from 'node:net';
 import { header, type PlatformRequest } from './http.js';
 import type { Logger } from './logger.js';
 
@@ -113,13 +113,25 @@ function ipv4Of(high: number, low: number): string {
 }
 
 /**
+ * The address without the port or brackets a proxy may write around it (`203.0.113.7:443`,
+ * `[2001:db8::1]:443`, RFC 7239 6): otherwise every source port would be a fresh count.
+ */
+function withoutPort(ip: string): string {
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(ip);
+  if (bracketed && isIPv6(bracketed[1]!.split('%')[0]!)) return bracketed[1]!;
+  const withPort = /^([\d.]+):\d+$/.exec(ip);
+  return withPort && isIPv4(withPort[1]!) ? withPort[1]! : ip;
+}
+
+/**
  * What the brute-force limits count as one caller: an IPv4 address as it is, an IPv6 address by
  * its /56 network. One end site is given a whole /56 or /64 (RFC 6177), so counting single IPv6
  * addresses would hand a guesser billions of fresh counts; express-rate-limit's ipKeyGenerator
  * counts /56 too. Where the /56 is not one site's (SPECIAL_RANGES) an address embedding a
  * client's IPv4 counts as that IPv4, and a link-local address by its link.
  */
-export function countedAddress(ip: string): string {
+export function countedAddress(given: string): string {
+  const ip = withoutPort(given);
   const groups = ipv6Groups(ip);
   if (!groups) return ip;
   const counted = SPECIAL_RANGES.find(([prefix, bits]) => inRange(groups, prefix, bits))?.[2];

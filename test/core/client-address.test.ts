@@ -4,6 +4,12 @@ import { countedAddress } from '../../src/core/client-address.js';
 describe('countedAddress: what the brute-force limits count as one caller', () => {
   it.each([
     ['198.51.100.7', '198.51.100.7'],
+    // RFC 7239 6: a proxy may write the port, and brackets around IPv6; neither makes a fresh count.
+    ['198.51.100.7:443', '198.51.100.7'],
+    ['198.51.100.7:50123', '198.51.100.7'],
+    ['[2001:db8:0:1200::1]', '2001:db8:0:1200::/56'],
+    ['[2001:db8:0:1200::1]:443', '2001:db8:0:1200::/56'],
+    ['[::ffff:198.51.100.7]:8080', '198.51.100.7'],
     // A dual-stack socket reports IPv4 peers as IPv4-mapped IPv6 (RFC 4291 2.5.5.2), in either notation.
     ['::ffff:198.51.100.7', '198.51.100.7'],
     ['::FFFF:c633:6407', '198.51.100.7'],

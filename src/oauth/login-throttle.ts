@@ -31,7 +31,10 @@ export interface LoginThrottle {
 }
 
 export interface LoginThrottleOptions {
-  /** Failed logins allowed per address and user name (any case) within the window. Default 5. */
+  /**
+   * Failed logins allowed per address and user name within the window. Default 5. Case, Unicode
+   * compatibility forms, invisible characters and extra spaces make no new name.
+   */
   failures?: number;
   /** Failed logins allowed per address within the window, whatever the user names. Default 100. */
   addressFailures?: number;
@@ -74,6 +77,30 @@ const ADDRESS_AND_USER = 'ip+user';
 /** The deadline of one login attempt on a shared store, `oauth.storeTimeoutMs`'s default (docs/stores.md#deadlines-and-outages). */
 const LOGIN_COUNT_TIMEOUT_MS = 1000;
 
+/** Resolves when `work` does, or after `ms`, whichever is first; `work` goes on either way. */
+function atMost(ms: number, work: Promise<void>): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const waited = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref?.();
+  });
+  return Promise.race([work, waited]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The user name as counted: case, Unicode compatibility forms (NFKC: a fullwidth `ｂｏｂ` is
+ * `bob`), invisible characters and surrounding or repeated spaces make no new name, so a guesser
+ * cannot get a fresh count per spelling of a name the host's lookup would read as one.
+ */
+function countedUserName(username: string): string {
+  return username
+    .normalize('NFKC')
+    .replace(/\p{Default_Ignorable_Code_Point}/gu, '')
+    .replace(/\s+/gu, ' ')
+    .trim()
+    .toLowerCase();
+}
+
 /**
  * For the host's login page: limits failed logins per address and user name (any case), and per
  * address, an IPv6 address by its /56 network but for the ranges docs/oauth.md#brute-force-limits lists.
@@ -112,7 +139,7 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
   return {
     async attempt(username, ip) {
       const address = countedAddress(stringArgument(ip, 'ip'));
-      const user = stringArgument(username, 'username').toLowerCase();
+      const user = countedUserName(stringArgument(username, 'username'));
       // The address first, as createFailureThrottle asks; JSON keeps the pair apart whatever characters a user name holds.
       const keys = [
         { kind: ADDRESS, id: address },
@@ -120,8 +147,9 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
       ];
       const attempt = await throttle.attempt(keys);
       // The password was right whatever the store does now: the login goes on. A give-back the
-      // store cannot take is tried again once it answers (guardedThrottle), never the host's error.
-      return { retryAfter: attempt.retryAfter, succeeded: () => attempt.release().catch(() => undefined) };
+      // store cannot take is tried again once it answers (guardedThrottle), never the host's error,
+      // and a store that is down or queued does not hold the sign-in past the attempt's deadline.
+      return { retryAfter: attempt.retryAfter, succeeded: () => atMost(LOGIN_COUNT_TIMEOUT_MS, attempt.release().catch(() => undefined)) };
     },
   };
 }

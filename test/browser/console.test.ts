@@ -110,6 +110,8 @@ describeBrowser('the operator console in Chromium on the running example', { tim
     // Keyboard: the skip link comes first and leads to the content, keeping the screen.
     await page.reload();
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    // The heading comes at once, the overview's controls once it has read the applications.
+    await page.getByRole('group', { name: 'Steps' }).waitFor();
     await page.keyboard.press('Tab');
     expect(await focused('textContent')).toBe('Skip to content');
     await page.keyboard.press('Enter');

@@ -11,6 +11,7 @@ import { jsonResponse } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
 import { readBody } from '../core/body.js';
 import { parseWith } from '../core/validation.js';
+import { CONTROL_CHARACTERS_PROBLEM, NO_CONTROL_CHARACTERS } from '../core/control-characters.js';
 import { checkClientRecord, DEFAULT_CLIENT_GRANTS, DEFAULT_CLIENT_SCOPES, grants, redirectUris, scopes } from '../oauth/client-record.js';
 import { hashClientSecret } from '../oauth/client-secret.js';
 import type { OAuthClientAdmin } from '../oauth/setup.js';
@@ -20,7 +21,7 @@ import { DEFAULT_CLIENT_PAGE, listClients, listQuery, listResponseSchema, MAX_CL
 import { adminRoute, parseQuery } from './route.js';
 
 const registration = z.strictObject({
-  name: z.string().min(1).max(200),
+  name: z.string().min(1).max(200).regex(NO_CONTROL_CHARACTERS, CONTROL_CHARACTERS_PROBLEM),
   redirectUris,
   scopes: scopes.optional(),
   grants: grants.optional(),
@@ -29,7 +30,7 @@ const registration = z.strictObject({
 });
 
 const change = z.strictObject({
-  name: z.string().min(1).max(200).optional(),
+  name: z.string().min(1).max(200).regex(NO_CONTROL_CHARACTERS, CONTROL_CHARACTERS_PROBLEM).optional(),
   redirectUris: redirectUris.optional(),
   scopes: scopes.optional(),
   grants: grants.optional(),

@@ -4,6 +4,7 @@
  * record that passes here is one the authorize and token endpoints can use.
  */
 import { z } from 'zod';
+import { CONTROL_CHARACTERS_PROBLEM, NO_CONTROL_CHARACTERS } from '../core/control-characters.js';
 import { nonEmptyText } from '../core/option-schemas.js';
 import { parseConfig } from '../core/validation.js';
 import { SUPPORTED_SCOPES } from './claims.js';
@@ -50,6 +51,8 @@ export const redirectUris = z
   .array(
     z
       .string()
+      // A control character could not be sent back in a Location header, and no URL needs one.
+      .regex(NO_CONTROL_CHARACTERS, CONTROL_CHARACTERS_PROBLEM)
       .refine(isRedirectUri, 'must be an absolute http(s) URL without a fragment (RFC 6749 3.1.2)')
       .refine(isSecureOrLoopback, { message: 'must be https: plain http is for 127.0.0.1, [::1] and localhost only (RFC 6749 3.1.2.1, RFC 8252 7.3)', params: { rule: 'https' } }),
   )

@@ -165,6 +165,17 @@ describe.each(ADAPTER_NAMES)('admin clients on %s', (adapter) => {
     expect([changed.status, changed.body.data.errors[0].field]).toEqual([400, 'redirectUris[0]']);
   });
 
+  it('refuses a control character in a name or a redirect URI with a 400 naming the field (a NUL could not be stored or sent back)', async () => {
+    const host = await startHost(adapter, { platform: { admin: { token: TOKEN } } });
+    const named = await admin(host).register({ name: 'Shop\u0000app', redirectUris: ['https://shop.example/cb'] });
+    expect([named.status, named.body.data.errors[0].field]).toEqual([400, 'name']);
+    const uri = await admin(host).register({ name: 'Shop', redirectUris: ['https://shop.example/cb\u0000'] });
+    expect([uri.status, uri.body.data.errors[0].field]).toEqual([400, 'redirectUris[0]']);
+    const registered = await register(host);
+    const renamed = await admin(host).patch(registered.id, { name: 'line\nbreak' });
+    expect([renamed.status, renamed.body.data.errors[0].field]).toEqual([400, 'name']);
+  });
+
   it('suspends an application: every token of it (refresh tokens included) and its client authentication fail at once; tokens from before stay dead after the resume', async () => {
     const clock = testClock();
     const host = await startHost(adapter, { clock, platform: { admin: { token: TOKEN } } });

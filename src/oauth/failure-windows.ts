@@ -6,12 +6,13 @@
  * once, and an attempt that never heard whether a count landed can give back every key it tried:
  * where its id never landed, the give-back changes nothing, and it never takes away another
  * attempt's failure. A count can still reach the store after its own give-back (held on a
- * connection whose answer was lost): a give-back that finds its id absent leaves it behind as
- * given back, remembered for a window's length from its own give-back, and a count for an id
- * given back counts nothing. Counters cannot give this: an increment whose answer was lost can
- * be neither kept (a client retrying through a network fault would lock itself out) nor blindly
- * undone (a guesser could bank free tries during an outage). Each id given back is forgotten on
- * its own, and the forgotten ones leave the key's record whenever it is touched, so the record
+ * connection whose answer was lost, or a copy of one that landed: a client resent it after a
+ * reconnect, and the bytes first sent arrive late): every give-back leaves its id behind as given
+ * back, whether it found the id counted or not, remembered for a window's length from its own
+ * give-back, and a count for an id given back counts nothing. Counters cannot give this: an
+ * increment whose answer was lost can be neither kept (a client retrying through a network fault
+ * would lock itself out) nor blindly undone (a guesser could bank free tries during an outage).
+ * Each id given back is forgotten on its own, and the forgotten ones leave the key's record whenever it is touched, so the record
  * holds one window's give-backs at most, however long they go on (a store failing for hours
  * under one busy address's traffic).
  */
@@ -34,7 +35,7 @@ export interface FailureWindows {
   peek(key: string): Promise<FailureWindow | null>;
   /** Counts the attempt in the key's window (starting one when the last ended); counting it again changes nothing. */
   reserve(key: string, attemptId: string): Promise<FailureWindow>;
-  /** Takes the attempt out of the key's window; an attempt not counted there changes no count, and its count, arriving later, counts nothing. */
+  /** Takes the attempt out of the key's window (an attempt not counted there changes no count); a count of it arriving later, for the first time or again, counts nothing. */
   giveBack(key: string, attemptId: string): Promise<void>;
 }
 
@@ -65,8 +66,8 @@ const MEMORY_SWEEP = 32;
 export function memoryWindows(windowMs: number): FailureWindows {
   const now = () => performance.now();
   const windows = new Map<string, { ids: Set<string>; end: number }>();
-  // Ids given back before they were counted, per key, as on the shared stores: nothing arrives
-  // late in process, but a count after its own give-back counts nothing on every store alike.
+  // Ids given back, counted or not, per key, as on the shared stores: nothing arrives late in
+  // process, but a count after its own give-back counts nothing on every store alike.
   // Each id ends a window after its own give-back; every one lasts as long and the clock is
   // monotonic, so a key's ids are in the order they end in (re-inserted when given back again),
   // and `end`, its last one's, orders the keys as the windows' ends order theirs.
@@ -119,11 +120,8 @@ export function memoryWindows(windowMs: number): FailureWindows {
     },
     async giveBack(key, attemptId) {
       const window = windows.get(key);
-      if (window?.ids.delete(attemptId)) {
-        // An empty window holds no failure: the next one starts afresh, as on Redis (an empty set is no key).
-        if (window.ids.size === 0) windows.delete(key);
-        return;
-      }
+      // An empty window holds no failure: the next one starts afresh, as on Redis (an empty set is no key).
+      if (window?.ids.delete(attemptId) && window.ids.size === 0) windows.delete(key);
       const at = now();
       sweep(given, at);
       const ends = givenBack(key, at)?.ends ?? new Map<string, number>();
@@ -138,9 +136,9 @@ export function memoryWindows(windowMs: number): FailureWindows {
 
 /**
  * Per counted key, `<prefix>failures:<name>:{<hash>}`, a set of attempt ids with the window as
- * TTL, and `<prefix>given-back:<name>:{<hash>}`, the ids given back before they were counted, a
- * sorted set scored by when each is forgotten, with a window's length from the last of them as
- * TTL. The hash tag puts both on one Redis Cluster slot, so one script can read and write both.
+ * TTL, and `<prefix>given-back:<name>:{<hash>}`, the ids given back (counted or not), a sorted
+ * set scored by when each is forgotten, with a window's length from the last of them as TTL.
+ * The hash tag puts both on one Redis Cluster slot, so one script can read and write both.
  * A window ends by the server's clock (its TTL); an id given back is forgotten by the store's,
  * as its grants expire by it (redis.ts): the attempt whose count may arrive late gives it back
  * on that same clock, and its count carries the time it was sent.

@@ -33,13 +33,29 @@ export interface CountedKey {
   readonly id: string;
 }
 
-export interface FailureThrottle {
+/** What an attempt reserves, to give back before the attempt has settled. */
+export interface Reserved {
   /**
-   * Keys are checked and reserved in the given order: put the caller's IP first. Once
-   * `abandoned` is aborted the attempt reserves nothing more (and fails). `answered` hears each
-   * step the store answered.
+   * Gives back every key a reservation was sent for so far, answered or not: where the count has
+   * not landed yet, it counts nothing when it does (failure-windows.ts).
    */
-  attempt(keys: readonly CountedKey[], abandoned?: AbortSignal, answered?: () => void): Promise<ThrottledAttempt>;
+  release(): Promise<void>;
+  /** As ThrottledAttempt's, for the reservations sent so far: before the first, it has passed. */
+  readonly countedUntil: number;
+}
+
+export interface AttemptWatch {
+  /** Once aborted the attempt reserves nothing more (and fails). */
+  readonly abandoned?: AbortSignal;
+  /** Hears each step the store answered. */
+  answered?(): void;
+  /** Hears, as the attempt starts, what it reserves, before any reservation is sent. */
+  reserving?(reserved: Reserved): void;
+}
+
+export interface FailureThrottle {
+  /** Keys are checked and reserved in the given order: put the caller's IP first. */
+  attempt(keys: readonly CountedKey[], watch?: AttemptWatch): Promise<ThrottledAttempt>;
 }
 
 export interface FailureThrottleOptions {
@@ -71,9 +87,21 @@ export function createFailureThrottle({ failures, windowSeconds, name, store }: 
 /** The throttle on windows of the caller's choosing: createFailureThrottle picks them from the store. */
 export function countFailures(failures: FailureThrottleOptions['failures'], windows: FailureWindows): FailureThrottle {
   return {
-    async attempt(counted, abandoned, answered) {
+    async attempt(counted, { abandoned, answered, reserving } = {}) {
       const limits = counted.map(({ kind }) => limitOf(failures, kind));
       const keys = counted.map(({ kind, id }) => storedKey(`${kind}:${id}`));
+      const attemptId = randomUUID();
+      // Every key a reservation was sent for, answered or not: giving back where it never landed changes nothing.
+      const tried = new Set<string>();
+      const release = () => giveBack(windows, tried, attemptId);
+      // A window ends at most its length after the count that started it, which came no sooner than it was sent.
+      let countedUntil = performance.now();
+      reserving?.({
+        release,
+        get countedUntil() {
+          return countedUntil;
+        },
+      });
       // A key already at its limit refuses without touching any count, so a blocked IP cannot
       // run up the counts of the other keys it names. Every step reads one key after the other:
       // an attempt holds one connection of a pool at a time (docs/stores.md#the-local-queue).
@@ -89,12 +117,6 @@ export function countFailures(failures: FailureThrottleOptions['failures'], wind
       // One key after the other: an attempt that loses the race for the limit on a key has
       // reserved nothing on the keys after it, and gives back what it reserved before: it
       // checked no secret, so it is no failure.
-      const attemptId = randomUUID();
-      // Every key a reservation was sent for, answered or not: giving back where it never landed changes nothing.
-      const tried = new Set<string>();
-      const release = () => giveBack(windows, tried, attemptId);
-      // A window ends at most its length after the count that started it, which came no sooner than it was sent.
-      let countedUntil = performance.now();
       try {
         for (const [i, key] of keys.entries()) {
           // Nobody waits for this attempt any more (its deadline passed): reserve nothing more.
@@ -224,11 +246,12 @@ export function guardedThrottle(
     attempt(names) {
       const abandoned = new AbortController();
       // Nothing reaches the store before the guard lets the call start.
-      let started: Promise<ThrottledAttempt> | undefined;
+      let reserved: Reserved | undefined;
       // An attempt is several store steps in a row: each one the store answers starts the
       // deadline again, so a store that answers every step in time is slow, not down
       // (docs/stores.md#deadlines-and-outages).
-      return call((step) => (started = throttle.attempt(names, abandoned.signal, () => step.sent()))).then(
+      const reserving = (what: Reserved) => (reserved = what);
+      return call((step) => throttle.attempt(names, { abandoned: abandoned.signal, answered: () => step.sent(), reserving })).then(
         (attempt) => {
           // A refusal checked no secret: a give-back the store failed right then is made once it answers.
           if (attempt.owed) releaseWhenBack(() => attempt.release(), attempt.countedUntil, false).catch(() => undefined);
@@ -236,14 +259,12 @@ export function guardedThrottle(
         },
         (error: unknown) => {
           abandoned.abort(error);
-          // Late, or failed part-way (a client may queue commands until it reconnects): nobody
-          // was answered for this attempt, so whatever it reserved is given back.
-          started
-            ?.then(
-              (late) => releaseWhenBack(() => late.release(), late.countedUntil, false),
-              (failed: unknown) => (failed instanceof ReservationFailedError ? releaseWhenBack(failed.release, failed.countedUntil, false) : undefined),
-            )
-            .catch(() => undefined);
+          // Late, or failed part-way: nobody was answered for this attempt, so every key it sent
+          // a reservation for is given back now (it sends none from here on). Not once its
+          // reservations settle: a client may hold one it never settles (a connection dropped,
+          // with no resend), and a count that lands after its give-back counts nothing.
+          const what = reserved;
+          if (what && performance.now() < what.countedUntil) releaseWhenBack(() => what.release(), what.countedUntil, false).catch(() => undefined);
           throw error;
         },
       );

@@ -15,7 +15,7 @@ export interface StoreFactory {
   readonly shared: boolean;
   /** One more store; `now` is its clock (the brute-force windows in memory run on `performance.now` instead). */
   open(now?: () => number): OAuthStore;
-  /** The ids the store holds as given back before they were counted on a key of the windows named `name`, in the order given; none in memory. */
+  /** The ids the store holds as given back (counted or not) on a key of the windows named `name`, in the order given; none in memory. */
   givenBack?(name: string, key: string): Promise<string[]>;
   /** Deletes what the stores wrote and closes their connections. */
   close(): Promise<void>;

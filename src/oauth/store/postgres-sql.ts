@@ -73,7 +73,7 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_failure_windows (
   ids text[] NOT NULL,
   window_end bigint NOT NULL
 );
--- The ids given back before they were counted (their counts, arriving late, count nothing), each
+-- The ids given back (their counts, arriving late, count nothing), each
 -- until its own end (ms), a window after its own give-back: given[i] until given_ends[i], an id
 -- without an end of its own there until given_end, the last of them (ended rows go by it).
 ALTER TABLE ${s}.oauth_failure_windows ADD COLUMN IF NOT EXISTS given text[] NOT NULL DEFAULT '{}';
@@ -192,7 +192,7 @@ ALTER TABLE ${s}.oauth_failure_windows ADD COLUMN IF NOT EXISTS given_ends bigin
 
     /**
      * $1 now, $2 now in ms. Brute-force windows go once ended or empty (every attempt given
-     * back) and holding no id given back still remembered; one a reservation refills or reopens
+     * back) and holding no id given back still remembered (a window after the last give-back); one a reservation refills or reopens
      * meanwhile is checked again and kept.
      */
     deleteExpired: `WITH gone AS (DELETE FROM ${grants} WHERE expires_at <= $1 RETURNING 1),
@@ -234,19 +234,17 @@ export function failureWindowStatements(s: string) {
         ${kept("'{}'::text[]", "'{}'::bigint[]")}
       RETURNING cardinality(ids) AS count, CASE WHEN cardinality(ids) = 0 THEN $3::bigint ELSE window_end END AS window_end`,
     /**
-     * An id not counted is remembered as given back for a window's length from now, its own end
-     * (given again, it moves to the end with the new one); given_end stays the last end.
+     * The id leaves the window and is remembered as given back for a window's length from now,
+     * its own end, whether it was counted or not: a count of it arriving later (a copy of one
+     * that landed, or one that never did) counts nothing. Given again, it moves to the end with
+     * the new one; given_end stays the last end.
      */
     giveBack: `INSERT INTO ${windows} AS w (key, ids, window_end, given, given_ends, given_end)
       VALUES ($1, '{}', 0, ARRAY[$2::text], ARRAY[$3::bigint + $4::bigint], $3::bigint + $4::bigint)
       ON CONFLICT (key) DO UPDATE SET
         ids = array_remove(w.ids, $2::text),
-        ${kept(
-          "CASE WHEN $2::text = ANY(w.ids) THEN '{}' ELSE ARRAY[$2::text] END",
-          "CASE WHEN $2::text = ANY(w.ids) THEN '{}' ELSE ARRAY[$3::bigint + $4::bigint] END",
-          'r.id <> $2::text',
-        )},
-        given_end = CASE WHEN $2::text = ANY(w.ids) THEN w.given_end ELSE greatest(w.given_end, $3::bigint + $4::bigint) END`,
+        ${kept('ARRAY[$2::text]', 'ARRAY[$3::bigint + $4::bigint]', 'r.id <> $2::text')},
+        given_end = greatest(w.given_end, $3::bigint + $4::bigint)`,
     peek: `SELECT cardinality(ids) AS count, window_end FROM ${windows} WHERE key = $1 AND window_end > $2::bigint AND cardinality(ids) > 0`,
   };
 }

@@ -10,7 +10,7 @@
  *   oauth_used_once (id pk, expires_at)                  single-use markers (consent transactions)
  *   oauth_failure_windows (key pk, ids text[], window_end, given text[], given_ends bigint[], given_end)
  *                                      brute-force windows: the ids of the attempts counted, until window_end
- *                                      (ms), and those given back before they were counted, each until its
+ *                                      (ms), and those given back (counted or not), each until its
  *                                      end in given_ends (ms, a window after its own give-back; given_end
  *                                      for an id without one there), given_end the last of those ends
  *

@@ -153,12 +153,12 @@ export const INDEX_MEMBERS = script(`return redis.call('ZRANGE', KEYS[1], 0, -1)
 
 /**
  * Counts one attempt in a brute-force window (docs/oauth.md, "Brute-force limits"): KEYS[1] the
- * window's set of attempt ids, KEYS[2] the ids given back before they were counted (a sorted set,
- * each scored by when it is forgotten); ARGV attempt id, window (ms), now (the store's clock, ms).
+ * window's set of attempt ids, KEYS[2] the ids given back (a sorted set, each scored by when it
+ * is forgotten); ARGV attempt id, window (ms), now (the store's clock, ms).
  * A key without a TTL (new: the last window ended with its TTL) starts a new window; an id
  * already there changes nothing, so a resent call counts once; an id given back and not yet
- * forgotten counts nothing, so a count that reaches the store after its own give-back does not
- * stay. Forgotten ids leave KEYS[2] first. Answers {attempts counted, ms left}; {0, 0} when there
+ * forgotten counts nothing, so a count that reaches the store after its own give-back (for the
+ * first time, or again) does not stay. Forgotten ids leave KEYS[2] first. Answers {attempts counted, ms left}; {0, 0} when there
  * is no window.
  */
 export const RESERVE_FAILURE = script(`
@@ -178,18 +178,20 @@ return {redis.call('SCARD', KEYS[1]), left}
 `);
 
 /**
- * Gives one attempt back: KEYS[1] the window's set, KEYS[2] the ids given back before they were
- * counted; ARGV attempt id, window (ms), now (the store's clock, ms). An id not counted is
- * remembered there for a window's length from its own give-back (scored by that end), so its
- * count, should it still arrive, counts nothing; the forgotten ones leave first, so KEYS[2] holds
- * one window's give-backs at most, and its TTL, renewed to a window, goes with the last of them.
+ * Gives one attempt back: KEYS[1] the window's set, KEYS[2] the ids given back; ARGV attempt id,
+ * window (ms), now (the store's clock, ms). The id leaves the window, and is remembered as given
+ * back for a window's length from this give-back (scored by that end) whether it was counted or
+ * not: a count of it that still arrives counts nothing, be it one that never landed before, or a
+ * copy of one that did (a client's resend landed, and the bytes first sent reach Redis late).
+ * The forgotten ones leave first, so KEYS[2] holds one window's give-backs at most, and its TTL,
+ * renewed to a window, goes with the last of them. Answers 1 when the id was counted, else 0.
  */
 export const GIVE_BACK_FAILURE = script(`
-if redis.call('SREM', KEYS[1], ARGV[1]) == 1 then return 1 end
+local found = redis.call('SREM', KEYS[1], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[3])
 redis.call('ZADD', KEYS[2], tonumber(ARGV[3]) + tonumber(ARGV[2]), ARGV[1])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
-return 0
+return found
 `);
 
 /** A window's state: KEYS[1] its set. Answers {attempts counted, ms left}; {0, 0} when none. */

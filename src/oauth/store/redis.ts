@@ -10,7 +10,7 @@
  *   p once:id       string a used one-time id's expiry (consent transaction) PX to its expiry
  *   p failures:n:{k} set   a brute-force window: the ids of the attempts counted, n client-auth or login,
  *                          k the counted key's hash (failure-windows.ts)             PX the window
- *   p given-back:n:{k} zset the ids given back there before they were counted, each scored by
+ *   p given-back:n:{k} zset the ids given back there (counted or not), each scored by
  *                          when it is forgotten: a window after its own give-back (ms)  PX the window, from the last
  *
  * The grant record's fields, bounded whatever the number of refreshes:

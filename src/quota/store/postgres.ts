@@ -30,7 +30,9 @@ export { quotaMigrationSql } from './postgres-sql.js';
 export interface PostgresQuotaStoreOptions {
   /**
    * A `pg.Pool`, ideally with a short `connectionTimeoutMillis` so calls fail fast while the
-   * database is away. Give the pool an `'error'` listener: pg emits one for an idle connection
+   * database is away, and a `query_timeout` (a few seconds) so a server that stops answering
+   * without closing its connections does not hold them (docs/deployment.md#postgresql-pools).
+   * Give the pool an `'error'` listener: pg emits one for an idle connection
    * that breaks, and an unhandled `'error'` event ends a Node process.
    */
   pool: PgPoolLike;
@@ -119,7 +121,7 @@ function batchKey({ clientId, apiPath, buckets }: ConsumeRequest): string {
 /**
  * @example
  * import pg from 'pg';
- * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, connectionTimeoutMillis: 1000 });
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, connectionTimeoutMillis: 1000, query_timeout: 5000 });
  * pool.on('error', () => {}); // idle connections that break are replaced; see the option's note
  * const service = createQuotaService({ store: createPostgresQuotaStore({ pool }) });
  */

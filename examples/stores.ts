@@ -47,7 +47,7 @@ export function createStores(config: ExampleConfig): ExampleStores {
     };
   }
   if (config.store === 'postgres') {
-    const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 10, min: 10, connectionTimeoutMillis: 2_000 }); // min: ready() opened them; keep them open (docs/stores.md#at-start)
+    const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 10, min: 10, connectionTimeoutMillis: 2_000, query_timeout: 5_000 }); // min: ready() opened them; keep them open (docs/stores.md#at-start); query_timeout: a server that stops answering is left (docs/deployment.md#postgresql-pools)
     pool.on('error', () => {}); // a broken idle connection is replaced on the next checkout
     return {
       oauth: createPostgresOAuthStore({ pool }),

@@ -3,6 +3,7 @@
  * history), for a deploy step that runs DDL so the application's stores can run with `migrate: false`
  * (docs/deployment.md). Idempotent: it only adds what is missing.
  */
+import { migrationLockSql } from '../core/pg-migration.js';
 import { oauthMigrationSql } from '../oauth/store/postgres.js';
 import { quotaMigrationSql } from '../quota/store/postgres-sql.js';
 import { parseFlags } from './args.js';
@@ -37,7 +38,8 @@ export async function migrateCommand(args: readonly string[], io: { stdout: Node
     io.stdout.write(MIGRATE_HELP);
     return;
   }
-  const sql = migrationSql(values.schema as string | undefined);
+  const schema = (values.schema as string | undefined) ?? 'courier_platform';
+  const sql = migrationSql(schema);
   if (values.print) {
     io.stdout.write(sql);
     return;
@@ -60,9 +62,10 @@ export async function migrateCommand(args: readonly string[], io: { stdout: Node
     throw new CliError(`migrate: could not connect to the database: ${reasonOf(error)}`);
   }
   try {
-    // One query string is one implicit transaction: all of it or nothing.
-    await client.query(`BEGIN;\n${sql}\nCOMMIT;`);
-    io.stdout.write(`migrate: the OAuth and quota tables are in schema ${values.schema ?? 'courier_platform'}\n`);
+    // One query string is one implicit transaction: all of it or nothing. The stores' migration
+    // lock of the schema keeps an application starting meanwhile from creating it at the same time.
+    await client.query(`BEGIN;\n${migrationLockSql(schema)};\n${sql}\nCOMMIT;`);
+    io.stdout.write(`migrate: the OAuth and quota tables are in schema ${schema}\n`);
   } catch (error) {
     throw new CliError(`migrate: ${reasonOf(error)}`);
   } finally {

@@ -27,7 +27,10 @@ export interface HttpTransportOptions {
 const RETRYABLE_STATUS = new Set([502, 503, 504]);
 const RETRY_BASE_DELAY_MS = 50;
 /** An upstream envelope is small; a larger answer is a fault, not something to buffer. */
-const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
+const MAX_RESPONSE_MIB = 10;
+const MAX_RESPONSE_BYTES = MAX_RESPONSE_MIB * 1024 * 1024;
+/** undici's code when an answer passes `maxResponseSize` (announced or while it streams in). */
+const TOO_LARGE = 'UND_ERR_RES_EXCEEDED_MAX_SIZE';
 /**
  * A courier answer nests a few levels (a building's floors). JSON.parse accepts any depth, but
  * writing the answer back (JSON.stringify) recurses and overflows the stack a few thousand levels
@@ -113,6 +116,8 @@ export function createHttpTransport(options: HttpTransportOptions): CourierTrans
       if (error instanceof UpstreamError) throw error;
       if (signal.aborted) throw new UpstreamTimeoutError(options.timeoutMs, error);
       const code = (error as { code?: unknown }).code;
+      // The upstream did answer: asking again would download the same oversized answer again.
+      if (code === TOO_LARGE) throw new UpstreamError(`The courier platform's answer was larger than ${MAX_RESPONSE_MIB} MiB`, error);
       throw new TransientUpstreamError(`The courier platform could not be reached${typeof code === 'string' ? ` (${code})` : ''}`, error);
     }
   };

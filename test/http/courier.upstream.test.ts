@@ -16,6 +16,7 @@ import {
   upstreamDeep,
   upstreamEcho,
   upstreamHtml,
+  upstreamHuge,
   upstreamInfiniteCode,
   upstreamStall,
   upstreamUnreachable,
@@ -24,16 +25,34 @@ import {
 
 const TIMEOUT_MS = 300;
 
-const upstreams = {} as Record<'business' | 'deep' | 'echo' | 'http404' | 'http500' | 'html' | 'infinite' | 'http503' | 'stall' | 'unreachable', FakeUpstream>;
+const upstreams = {} as Record<
+  'business' | 'deep' | 'echo' | 'http404' | 'http500' | 'html' | 'huge' | 'hugeAnnounced' | 'infinite' | 'http503' | 'stall' | 'unreachable',
+  FakeUpstream
+>;
 
 beforeAll(async () => {
-  [upstreams.business, upstreams.deep, upstreams.echo, upstreams.http404, upstreams.http500, upstreams.html, upstreams.infinite, upstreams.http503, upstreams.stall, upstreams.unreachable] = await Promise.all([
+  [
+    upstreams.business,
+    upstreams.deep,
+    upstreams.echo,
+    upstreams.http404,
+    upstreams.http500,
+    upstreams.html,
+    upstreams.huge,
+    upstreams.hugeAnnounced,
+    upstreams.infinite,
+    upstreams.http503,
+    upstreams.stall,
+    upstreams.unreachable,
+  ] = await Promise.all([
     upstreamBusinessError(),
     upstreamDeep(100_000),
     upstreamEcho(SANDBOX_APP.appSecret),
     upstream404Success(),
     upstream500(),
     upstreamHtml(),
+    upstreamHuge({ announced: false }),
+    upstreamHuge({ announced: true }),
     upstreamInfiniteCode(),
     upstream503(),
     upstreamStall(),
@@ -135,6 +154,17 @@ describe.each(ADAPTERS)('courier proxy on $name, upstream failures', (adapter) =
     envelope(res, 502, 1);
     expect(res.text).not.toContain('nginx');
     expectNothingInternal(res.text);
+  });
+
+  it('an answer larger than 10 MiB -> 502 saying so; a read is attempted once, as it would be as large again', async () => {
+    for (const upstream of ['huge', 'hugeAnnounced'] as const) {
+      const before = upstreams[upstream].hits();
+      const res = await request(apps[upstream].server).get('/courier/get_express_type');
+      const body = envelope(res, 502, 1);
+      expect(body.message, upstream).toBe("The courier platform's answer was larger than 10 MiB");
+      expectNothingInternal(res.text);
+      expect(upstreams[upstream].hits() - before, upstream).toBe(1);
+    }
   });
 
   it('an unreachable upstream -> 502', async () => {

@@ -89,3 +89,30 @@ export const upstream404Success = () =>
 /** A refusal whose code, 1e999, parses as Infinity: a number JSON cannot write back. */
 export const upstreamInfiniteCode = () =>
   fakeUpstream(reply(200, 'application/json', '{"code":1e999,"message":"refused","data":null}'));
+
+/**
+ * A success of 11 MiB, past the transport's 10 MiB: spaces inside its data string, streamed in
+ * 64 KiB chunks (nothing of that size is held), with its length announced or not.
+ */
+export const upstreamHuge = ({ announced }: { announced: boolean }) =>
+  fakeUpstream((_req, res) => {
+    const head = '{"code":0,"message":"ok","data":"';
+    const tail = '"}';
+    const size = 11 * 1024 * 1024;
+    res.writeHead(200, { 'content-type': 'application/json', ...(announced ? { 'content-length': String(size) } : {}) });
+    res.write(head);
+    const spaces = Buffer.alloc(64 * 1024, ' ');
+    let left = size - head.length - tail.length;
+    const pump = (): void => {
+      while (left > 0 && !res.destroyed) {
+        const part = left >= spaces.length ? spaces : spaces.subarray(0, left);
+        left -= part.length;
+        if (!res.write(part)) {
+          res.once('drain', pump);
+          return;
+        }
+      }
+      if (!res.destroyed) res.end(tail);
+    };
+    pump();
+  });

@@ -36,6 +36,7 @@
  */
 import { systemClock, type Clock } from '../../core/clock.js';
 import { configurationError } from '../../core/errors.js';
+import { migrateOnce, migrationLockSql } from '../../core/pg-migration.js';
 import { checkClientRecord } from '../client-record.js';
 import { pgConnection, type StoreConnection } from '../../core/store-connection.js';
 import type { PgQueryable } from '../../core/store-clients.js';
@@ -129,17 +130,16 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
     throw configurationError('invalid_option', 'pool', 'must be a pg.Pool (or have query(text, values))');
   }
   const sql = statements(quotedSchema(schema));
-  const lockKey = `courier_platform.oauth_store:${schema}`;
 
   const autoMigrate = options.migrate !== false;
   let ready: Promise<void> | undefined;
   let lastSweep = now();
 
   async function migrate(): Promise<void> {
-    // One query string = one connection and one implicit transaction, so the advisory lock is
-    // held until every statement is done and a concurrent migration waits instead of failing on
-    // a half-created schema. The lock key is made of the validated schema name only.
-    await pool.query(`SELECT pg_advisory_xact_lock(hashtext('${lockKey}'));\n${sql.migration}`);
+    // One query string = one connection and one implicit transaction, so the schema's migration
+    // lock (which the quota store's migration takes too) is held until every statement is done,
+    // and a concurrent migration waits instead of failing on a half-created schema.
+    await migrateOnce(() => pool.query(`${migrationLockSql(schema)};\n${sql.migration}`).then(() => undefined));
   }
 
   /** Starts a migration that every query waits for (and that stays done once it succeeded). */

@@ -14,6 +14,7 @@
  * store and the admin API share on the same pool; its calls' deadlines start when it has one.
  */
 import { configurationError } from '../../core/errors.js';
+import { migrateOnce, migrationLockSql } from '../../core/pg-migration.js';
 import type { PgPoolLike } from '../../core/store-clients.js';
 import { StoreFailedError } from '../../core/store-errors.js';
 import { createPostgresHistoryStore, historyMigrationSql } from '../../history/postgres.js';
@@ -29,7 +30,9 @@ export { quotaMigrationSql } from './postgres-sql.js';
 export interface PostgresQuotaStoreOptions {
   /**
    * A `pg.Pool`, ideally with a short `connectionTimeoutMillis` so calls fail fast while the
-   * database is away. Give the pool an `'error'` listener: pg emits one for an idle connection
+   * database is away, and a `query_timeout` (a few seconds) so a server that stops answering
+   * without closing its connections does not hold them (docs/deployment.md#postgresql-pools).
+   * Give the pool an `'error'` listener: pg emits one for an idle connection
    * that breaks, and an unhandled `'error'` event ends a Node process.
    */
   pool: PgPoolLike;
@@ -87,12 +90,6 @@ function toNumber(value: unknown): number {
 
 const noop = (): void => {};
 
-/** A concurrent CREATE SCHEMA of the same name won: PostgreSQL's catalog answers a unique violation. */
-function schemaRace(error: unknown): boolean {
-  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
-  return code === '23505' && constraint === 'pg_namespace_nspname_index';
-}
-
 function nonNegativeInteger(value: number, name: string): number {
   if (!Number.isSafeInteger(value) || value < 0) throw configurationError('invalid_option', name, 'must be a non-negative integer (createPostgresQuotaStore)');
   return value;
@@ -124,7 +121,7 @@ function batchKey({ clientId, apiPath, buckets }: ConsumeRequest): string {
 /**
  * @example
  * import pg from 'pg';
- * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, connectionTimeoutMillis: 1000 });
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, connectionTimeoutMillis: 1000, query_timeout: 5000 });
  * pool.on('error', () => {}); // idle connections that break are replaced; see the option's note
  * const service = createQuotaService({ store: createPostgresQuotaStore({ pool }) });
  */
@@ -151,7 +148,7 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
   let nextCleanupAt = 0;
   let cleanup: Promise<unknown> | undefined;
 
-  const migrate = async (): Promise<void> => {
+  const migrateSchema = async (): Promise<void> => {
     const client = await pool.connect();
     // A connection that breaks between two statements emits 'error' with nobody listening
     // while it is checked out; without this listener that would end the process.
@@ -160,7 +157,8 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
     try {
       try {
         await client.query('BEGIN');
-        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`courier-platform:quota:${schemaName}.${tableBase}`]);
+        // The schema's lock, which the OAuth store's migration takes too: they share the schema by default.
+        await client.query(migrationLockSql(schemaName));
         const exists = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schemaName]);
         // CREATE SCHEMA needs the CREATE privilege on the database even when the schema exists.
         if (!exists.rowCount) await client.query(sql.createSchema);
@@ -185,11 +183,11 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
     }
   };
 
+  const migrate = (): Promise<void> => migrateOnce(migrateSchema);
+
   const ensureReady = (): Promise<void> => {
     if (!autoMigrate) return Promise.resolve();
-    // Two processes (or this store and the OAuth store) may create the schema at the same instant:
-    // the loser sees the winner's schema on its second try.
-    ready ??= migrate().catch((error: unknown) => (schemaRace(error) ? migrate() : Promise.reject(error))).catch((error: unknown) => {
+    ready ??= migrate().catch((error: unknown) => {
       ready = undefined; // try again on the next call
       throw error;
     });

@@ -43,8 +43,11 @@ const verifiers: Record<'synchronous' | 'asynchronous', TokenVerifier> = {
   },
 };
 
+/** Half a minute into a minute: the tests' calls all count in one minute, however slow the machine. */
+const MID_MINUTE = Date.UTC(2026, 0, 15, 12, 0, 30);
+
 function platformOptions(verifyToken: TokenVerifier) {
-  return { courier: false as const, oauth: false as const, quota: { verifyToken, defaults: { minute: 2 } }, logger: silentLogger };
+  return { courier: false as const, oauth: false as const, quota: { verifyToken, defaults: { minute: 2 } }, logger: silentLogger, now: () => MID_MINUTE };
 }
 
 /** The host answers `{ platformAuth }` from its handler and `{ hostError }` (HTTP 418) from its own error handling. */

@@ -94,6 +94,7 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
     outage = { seenAfter: issued, since: now() };
     logger.warn({ store: name, ...fields, err: error }, `${name} unavailable: ${meanwhile}`);
     for (const expire of [...late, ...paused]) expire();
+    lane?.shedWaiting(name);
   };
   const succeeded = (call: number): void => {
     if (!outage || call <= outage.seenAfter) return;

@@ -5,7 +5,8 @@
  * calls of this process is load, not an outage. The queue is bounded: a call that would wait
  * behind MAX_WAITING others, or longer than MAX_WAIT_MS, is shed with a StoreBusyError, which is
  * answered 503 with `Retry-After`. While the store is known to be failing nothing waits: a call
- * that finds every connection busy is shed at once.
+ * that finds every connection busy is shed at once, and so are the calls of the same store
+ * waiting when it is found failing.
  *
  * One lane per pool, whoever uses it (the OAuth store, the quota store, the admin API): the width
  * is the pool's, so the pool itself never queues.
@@ -27,6 +28,13 @@ export interface StoreLane {
    * (a batch waiting for the one in flight): the bound counts the whole wait.
    */
   enter(store: string, wait?: boolean, since?: number): Promise<() => void>;
+  /**
+   * `store` has just been found failing: its calls waiting for a connection are shed now with a
+   * StoreBusyError, as one arriving during the outage would be, rather than each waiting for a
+   * connection only to meet the deadline in turn. Calls of the pool's other users wait on: each
+   * finds out through its own guard, which decides what its outage means (docs/stores.md).
+   */
+  shedWaiting(store: string): void;
 }
 
 /**
@@ -48,7 +56,9 @@ export function withConnection<T>(lane: StoreLane, store: string, wait: boolean,
 }
 
 interface Waiter {
+  store: string;
   admit(): void;
+  shed(error: StoreBusyError): void;
   timer: NodeJS.Timeout;
 }
 
@@ -89,7 +99,9 @@ export function createStoreLane(width: number, maxWaitMs: number): StoreLane {
       if (left <= 0) return Promise.reject(new StoreBusyError(store, `no connection of its ${width} was free within ${maxWaitMs} ms`));
       return new Promise((resolve, reject) => {
         const waiter: Waiter = {
+          store,
           admit: () => resolve(releaser()),
+          shed: reject,
           timer: setTimeout(() => {
             const at = waiting.indexOf(waiter);
             if (at !== -1) waiting.splice(at, 1);
@@ -99,6 +111,15 @@ export function createStoreLane(width: number, maxWaitMs: number): StoreLane {
         waiter.timer.unref?.();
         waiting.push(waiter);
       });
+    },
+    shedWaiting(store) {
+      for (let i = waiting.length - 1; i >= 0; i--) {
+        const waiter = waiting[i]!;
+        if (waiter.store !== store) continue;
+        waiting.splice(i, 1);
+        clearTimeout(waiter.timer);
+        waiter.shed(new StoreBusyError(store, `it is failing: the calls waiting for one of its ${width} connections are answered at once`));
+      }
     },
   };
 }

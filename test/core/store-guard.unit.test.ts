@@ -151,6 +151,22 @@ describe('store guard', () => {
     expect(guard.degraded).toBe(false);
   });
 
+  it('the calls waiting for a connection when the store is found failing are shed at once, not each given a connection to meet the deadline in turn', async () => {
+    const lane = createStoreLane(1, 5_000);
+    const { guard } = setup(50, lane);
+    const hang = () => new Promise<never>(() => {});
+    const started = performance.now();
+    const holder = guard.ask(hang).catch((e: unknown) => e);
+    const queued = [1, 2, 3, 4, 5].map(() => guard.ask(hang).catch((e: unknown) => [e, performance.now() - started] as const));
+    expect(await holder).toBeInstanceOf(StoreTimeoutError);
+    for (const [error, ms] of await Promise.all(queued)) {
+      expect(error).toBeInstanceOf(StoreBusyError);
+      // Shed with the first call's failure (twice its 50 ms deadline), not one deadline after another.
+      expect(ms).toBeLessThan(250);
+    }
+    expect(guard.degraded).toBe(true);
+  });
+
   it('the bound counts the whole local wait: a call that already waited elsewhere in the process (a batch behind the one in flight) is shed when its total reaches it', async () => {
     const lane = createStoreLane(1, 200);
     const holder = await lane.enter('s');

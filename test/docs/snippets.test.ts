@@ -176,10 +176,24 @@ async function runToExit(script: string, port: number, timeoutMs = 60_000): Prom
 }
 
 /**
- * Runs `script` with tsx on a free port (the quick starts read PORT), requests `path` once the
- * server answers, and stops the process whatever happens.
+ * Runs `script` with tsx on a free port (the quick starts read PORT), requests `path` once it
+ * says it listens, and stops the process whatever happens. Another test's server may take the
+ * port between freePort() and the listen: the quick start then exits on EADDRINUSE, and it runs
+ * again on another port.
  */
 async function runAndRequest(script: string, path: string, timeoutMs = 60_000): Promise<{ status: number; body: unknown }> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await runOnce(script, path, timeoutMs);
+    } catch (error) {
+      if (!(error instanceof PortTaken) || tries === 3) throw error;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function runOnce(script: string, path: string, timeoutMs: number): Promise<{ status: number; body: unknown }> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
     cwd: ROOT,
@@ -195,7 +209,16 @@ async function runAndRequest(script: string, path: string, timeoutMs = 60_000): 
   try {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      if (child.exitCode !== null) throw new Error(`the quick start exited with code ${child.exitCode}; its output:\n${output}`);
+      if (child.exitCode !== null) {
+        if (output.includes('EADDRINUSE')) throw new PortTaken(output);
+        throw new Error(`the quick start exited with code ${child.exitCode}; its output:\n${output}`);
+      }
+      // Only the quick start's own answer counts, not another server's on a port it lost.
+      if (!output.includes(`listening on http://localhost:${port}`)) {
+        if (Date.now() > deadline) throw new Error(`not listening within ${timeoutMs} ms; its output:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        continue;
+      }
       let response: Response;
       try {
         response = await fetch(`http://127.0.0.1:${port}${path}`);

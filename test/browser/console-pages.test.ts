@@ -191,7 +191,8 @@ describeBrowser('the operator console over many applications', { timeout: 120_00
     const seen = await answerHistory({ [fake[999]!.id]: 5, [fake[1000]!.id]: 500 });
     await page.getByRole('link', { name: 'Overview' }).click();
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
-    await page.locator('.chart canvas').first().waitFor();
+    // 1,000 histories, six at a time: like a page of cards, seconds on a busy machine.
+    await page.locator('.chart canvas').first().waitFor({ timeout: 60_000 });
     expect(await page.getByText('Summed over the first 1,000 applications in id order, and the busiest of those: there are more').isVisible()).toBe(true);
     expect(await page.getByText('5 calls admitted, 1 refused (429)').isVisible()).toBe(true);
     expect(pages).toEqual([{ limit: 500, cursor: null }, { limit: 500, cursor: '500' }]);

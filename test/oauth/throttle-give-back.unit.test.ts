@@ -97,7 +97,8 @@ describe('guardedThrottle: give-backs the store failed', () => {
       await expect(attempt.release()).rejects.toThrow(StoreBusyError);
     }
     expect(vi.getTimerCount()).toBe(MAX_PENDING_GIVE_BACKS);
-  });
+    // 10,200 attempts: seconds on a quiet machine, several times that on a loaded one.
+  }, 60_000);
 
   it("strangers' refusals filling every place cannot crowd out a right secret's give-back: it takes the oldest one's place, and lands once the store takes give-backs again", async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });

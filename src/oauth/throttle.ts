@@ -117,24 +117,22 @@ export function countFailures(failures: FailureThrottleOptions['failures'], wind
       // One key after the other: an attempt that loses the race for the limit on a key has
       // reserved nothing on the keys after it, and gives back what it reserved before: it
       // checked no secret, so it is no failure.
-      try {
-        for (const [i, key] of keys.entries()) {
-          // Nobody waits for this attempt any more (its deadline passed): reserve nothing more.
-          if (abandoned?.aborted) throw abandoned.reason;
-          tried.add(key);
-          countedUntil = performance.now() + windows.windowMs;
-          const reservation = await windows.reserve(key, attemptId);
-          answered?.();
-          if (reservation.count > limits[i]!) {
-            const owed = await release().then(
-              () => false,
-              () => true,
-            );
-            return { retryAfter: secondsUntil(reservation.msLeft), release, owed, countedUntil };
-          }
+      // A store failure rejects the attempt as it is: what it reserved is given back through
+      // `reserving`'s release, which its caller holds from the start.
+      for (const [i, key] of keys.entries()) {
+        // Nobody waits for this attempt any more (its deadline passed): reserve nothing more.
+        if (abandoned?.aborted) throw abandoned.reason;
+        tried.add(key);
+        countedUntil = performance.now() + windows.windowMs;
+        const reservation = await windows.reserve(key, attemptId);
+        answered?.();
+        if (reservation.count > limits[i]!) {
+          const owed = await release().then(
+            () => false,
+            () => true,
+          );
+          return { retryAfter: secondsUntil(reservation.msLeft), release, owed, countedUntil };
         }
-      } catch (error) {
-        throw new ReservationFailedError(error, release, countedUntil);
       }
       return { retryAfter: 0, release, countedUntil };
     },
@@ -158,23 +156,6 @@ async function giveBack(windows: FailureWindows, pending: Set<string>, attemptId
     }
   }
   if (failed) throw failure;
-}
-
-/**
- * The store failed part-way through an attempt. Nobody was answered for it, so what it had
- * reserved should not count: `release` gives back every key it sent a reservation for (those
- * whose answer was lost too) once the store is there again.
- */
-export class ReservationFailedError extends Error {
-  constructor(
-    cause: unknown,
-    readonly release: () => Promise<void>,
-    /** As ThrottledAttempt's: `release` is worth retrying until then. */
-    readonly countedUntil: number,
-  ) {
-    super(cause instanceof Error ? cause.message : 'the brute-force counter failed', { cause });
-    this.name = 'ReservationFailedError';
-  }
 }
 
 /** The pause before a failed give-back is tried again while the store is not known to be down; it doubles with each pause. */

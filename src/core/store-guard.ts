@@ -51,6 +51,8 @@ export interface StoreCall {
 
 export interface StoreGuard {
   readonly name: string;
+  /** The deadline of a call once it has started (StoreGuardOptions.timeoutMs). */
+  readonly timeoutMs: number;
   /** True when calls wait in a lane before they start. */
   readonly queues: boolean;
   /** True from the failure that started an outage until a later call succeeds. */
@@ -194,6 +196,7 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
 
   return {
     name,
+    timeoutMs,
     queues: lane !== undefined,
     get degraded() {
       return outage !== undefined;

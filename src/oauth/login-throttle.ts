@@ -77,16 +77,6 @@ const ADDRESS_AND_USER = 'ip+user';
 /** The deadline of one login attempt on a shared store, `oauth.storeTimeoutMs`'s default (docs/stores.md#deadlines-and-outages). */
 const LOGIN_COUNT_TIMEOUT_MS = 1000;
 
-/** Resolves when `work` does, or after `ms`, whichever is first; `work` goes on either way. */
-function atMost(ms: number, work: Promise<void>): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const waited = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-    timer.unref?.();
-  });
-  return Promise.race([work, waited]).finally(() => clearTimeout(timer));
-}
-
 /**
  * The user name as counted: case, Unicode compatibility forms (NFKC: a fullwidth `ｂｏｂ` is
  * `bob`), invisible characters and surrounding or repeated spaces make no new name, so a guesser
@@ -148,8 +138,8 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
       const attempt = await throttle.attempt(keys);
       // The password was right whatever the store does now: the login goes on. A give-back the
       // store cannot take is tried again once it answers (guardedThrottle), never the host's error,
-      // and a store that is down or queued does not hold the sign-in past the attempt's deadline.
-      return { retryAfter: attempt.retryAfter, succeeded: () => atMost(LOGIN_COUNT_TIMEOUT_MS, attempt.release().catch(() => undefined)) };
+      // and one the store is slow to take holds the sign-in no longer than the store's deadline.
+      return { retryAfter: attempt.retryAfter, succeeded: () => attempt.release().catch(() => undefined) };
     },
   };
 }

@@ -158,6 +158,16 @@ async function giveBack(windows: FailureWindows, pending: Set<string>, attemptId
   if (failed) throw failure;
 }
 
+/** Settles as `work` does, or resolves after `ms` while `work` goes on, whichever comes first. */
+function atMost(ms: number, work: Promise<void>): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const waited = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref?.();
+  });
+  return Promise.race([work, waited]).finally(() => clearTimeout(timer));
+}
+
 /** The pause before a failed give-back is tried again while the store is not known to be down; it doubles with each pause. */
 const FIRST_RETRY_PAUSE_MS = 100;
 const LONGEST_RETRY_PAUSE_MS = 10_000;
@@ -236,7 +246,10 @@ export function guardedThrottle(
         (attempt) => {
           // A refusal checked no secret: a give-back the store failed right then is made once it answers.
           if (attempt.owed) releaseWhenBack(() => attempt.release(), attempt.countedUntil, false).catch(() => undefined);
-          return { retryAfter: attempt.retryAfter, release: () => releaseWhenBack(() => attempt.release(), attempt.countedUntil, true), countedUntil: attempt.countedUntil };
+          // A right secret's caller is answered once its give-back lands, or at the store's
+          // deadline while the give-back goes on: waiting in a pool's queue has no deadline of its own.
+          const release = () => atMost(guard.timeoutMs, releaseWhenBack(() => attempt.release(), attempt.countedUntil, true));
+          return { retryAfter: attempt.retryAfter, release, countedUntil: attempt.countedUntil };
         },
         (error: unknown) => {
           abandoned.abort(error);

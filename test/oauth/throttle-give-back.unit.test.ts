@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../src/core/logger.js';
 import { StoreBusyError } from '../../src/core/store-errors.js';
 import { createStoreGuard } from '../../src/core/store-guard.js';
+import { createStoreLane } from '../../src/core/store-lane.js';
 import { failureWindows, type FailureWindows } from '../../src/oauth/failure-windows.js';
 import { countFailures, guardedThrottle, MAX_PENDING_GIVE_BACKS } from '../../src/oauth/throttle.js';
 
@@ -84,6 +85,23 @@ describe('guardedThrottle: give-backs the store failed', () => {
     const ended = tries.count;
     await vi.advanceTimersByTimeAsync(600_000);
     expect(tries.count).toBe(ended);
+  });
+
+  it("a right secret's give-back stuck behind a busy pool holds its caller no longer than the store's deadline, and lands once a connection is free", async () => {
+    const { flaky, plain } = failingGiveBacks(() => undefined);
+    const lane = createStoreLane(1, 10_000);
+    const guard = createStoreGuard({ name: 'busy pool', timeoutMs: 50, logger: silentLogger, lane });
+    const throttle = guardedThrottle(countFailures(limits, flaky), guard, 'as-is');
+    const right = await throttle.attempt(keys);
+    // Another user of the pool holds its one connection for 600 ms: the give-back waits in the queue.
+    const free = await lane.enter('another store');
+    setTimeout(free, 600);
+    const started = performance.now();
+    await right.release();
+    expect(performance.now() - started).toBeLessThan(400);
+    // Given back after all: the pair's limit of two wrong secrets is whole.
+    for (let i = 0; i < 2; i++) await vi.waitFor(async () => expect((await plain.attempt(keys)).retryAfter).toBe(0));
+    expect((await plain.attempt(keys)).retryAfter).toBeGreaterThan(0);
   });
 
   it('a flood of attempts whose give-backs all fail holds at most MAX_PENDING_GIVE_BACKS retries, not one per attempt', async () => {

@@ -78,12 +78,21 @@ const ADDRESS_AND_USER = 'ip+user';
 const LOGIN_COUNT_TIMEOUT_MS = 1000;
 
 /**
+ * Characters of a user name that are counted: Unicode normalisation is quadratic in a run of
+ * combining marks (64 KB of them take over a second), and no user name is this long. Names that
+ * share their first COUNTED_NAME_LENGTH characters share a count, which only makes it stricter.
+ */
+const COUNTED_NAME_LENGTH = 256;
+
+/**
  * The user name as counted: case, Unicode compatibility forms (NFKC: a fullwidth `ｂｏｂ` is
  * `bob`), invisible characters and surrounding or repeated spaces make no new name, so a guesser
  * cannot get a fresh count per spelling of a name the host's lookup would read as one.
  */
 function countedUserName(username: string): string {
-  return username
+  const trimmed = username.trim();
+  const head = trimmed.length > COUNTED_NAME_LENGTH ? `${trimmed.slice(0, COUNTED_NAME_LENGTH)}\u2026` : trimmed;
+  return head
     .normalize('NFKC')
     .replace(/\p{Default_Ignorable_Code_Point}/gu, '')
     .replace(/\s+/gu, ' ')

@@ -56,6 +56,16 @@ function loginThrottleSuite(makeStores: () => StoreFactory) {
     expect((await logins.attempt('demo two', '192.0.2.8')).retryAfter).toBe(0);
   });
 
+  it('a user name of 256 KB of combining marks is counted at once, by its first 256 characters: names that share them share a count', async () => {
+    const logins = throttle(3);
+    const marks = 'a' + '\u0301\u0323'.repeat(64 * 1024);
+    const started = performance.now();
+    for (let i = 0; i < 3; i++) expect((await logins.attempt(`${marks}${i}`, '192.0.2.9')).retryAfter).toBe(0);
+    expect((await logins.attempt(`${marks}x`, '192.0.2.9')).retryAfter).toBeGreaterThan(0);
+    // Normalising the whole name took seconds; its first 256 characters take microseconds.
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
   it('blocks an address that tries many user names at the address limit, and only that address', async () => {
     const logins = throttle(3, 10);
     for (let i = 0; i < 10; i++) expect((await logins.attempt(`user${i}`, '192.0.2.8')).retryAfter).toBe(0);

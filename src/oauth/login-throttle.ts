@@ -97,6 +97,9 @@ function countedUserName(username: string): string {
     .replace(/\p{Default_Ignorable_Code_Point}/gu, '')
     .replace(/\s+/gu, ' ')
     .trim()
+    // Through upper case first, so the case forms lower case alone keeps apart meet: `ß` and
+    // `ss`, a final `ς` and `σ`.
+    .toUpperCase()
     .toLowerCase();
 }
 

@@ -54,6 +54,12 @@ function loginThrottleSuite(makeStores: () => StoreFactory) {
     expect((await logins.attempt('demo ', '192.0.2.8')).retryAfter).toBeGreaterThan(0);
     // A name that differs in more than its spelling is another name.
     expect((await logins.attempt('demo two', '192.0.2.8')).retryAfter).toBe(0);
+    // Case forms that lower case alone keeps apart: ß and ss, a final sigma and a sigma.
+    for (const spelling of ['straße', 'STRASSE']) expect((await logins.attempt(spelling, '192.0.2.10')).retryAfter).toBe(0);
+    expect((await logins.attempt('Strasse', '192.0.2.10')).retryAfter).toBe(0);
+    expect((await logins.attempt('strasse', '192.0.2.10')).retryAfter).toBeGreaterThan(0);
+    for (const spelling of ['σας', 'σασ', 'ΣΑΣ']) expect((await logins.attempt(spelling, '192.0.2.11')).retryAfter).toBe(0);
+    expect((await logins.attempt('Σας', '192.0.2.11')).retryAfter).toBeGreaterThan(0);
   });
 
   it('a user name of 256 KB of combining marks is counted at once, by its first 256 characters: names that share them share a count', async () => {

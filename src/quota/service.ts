@@ -25,7 +25,7 @@ import type { QuotaCalendar } from './periods.js';
 import { quotaReport, type QuotaInspection } from './report.js';
 import { createRuleLookup } from './rule-lookup.js';
 import { resolveRule, type ResolvedQuotaRule } from './rules.js';
-import type { ConsumeRequest, ConsumeResult, QuotaBucket, QuotaStore } from './store/types.js';
+import { QUOTA_STORE_NAME, type ConsumeRequest, type ConsumeResult, type QuotaBucket, type QuotaStore } from './store/types.js';
 
 export interface QuotaService {
   /**
@@ -89,7 +89,7 @@ const noop = (): void => {};
 export function buildQuotaService(config: QuotaConfig, emit?: EmitQuotaEvent, storeError?: () => void): QuotaService {
   const { store, calendar, onStoreError, storeTimeoutMs, defaults } = config;
   const guard = createStoreGuard({
-    name: 'quota store',
+    name: QUOTA_STORE_NAME,
     timeoutMs: storeTimeoutMs,
     logger: config.logger,
     ...(storeError ? { onError: storeError } : {}),

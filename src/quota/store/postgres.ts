@@ -23,7 +23,7 @@ import type { StoreCall } from '../../core/store-guard.js';
 import { batcher, type Batch } from './batches.js';
 import { DEFAULT_SCHEMA, DEFAULT_TABLE, quotaSql } from './postgres-sql.js';
 import type { MatchedRules, QuotaRule } from '../rules.js';
-import { checkConsumeRequest, ruleKey, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaStore } from './types.js';
+import { checkConsumeRequest, QUOTA_STORE_NAME, ruleKey, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaStore } from './types.js';
 
 export { quotaMigrationSql } from './postgres-sql.js';
 
@@ -214,7 +214,7 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
     let release: (() => void) | undefined;
     try {
       // The local queue's bound counts the wait for the batch in flight too: calls[0] came first.
-      release = await lane?.enter('quota store', !calls.some((call) => call.guarded?.failing), calls[0]?.since);
+      release = await lane?.enter(QUOTA_STORE_NAME, !calls.some((call) => call.guarded?.failing), calls[0]?.since);
     } catch (error) {
       for (const call of calls) call.reject(error);
       return;

@@ -164,10 +164,13 @@ function redisWindows(shared: RedisRateLimitStore, name: string, windowMs: numbe
 }
 
 /**
- * Rows of the table oauth_failure_windows, which the store's migration creates (so `migrate:
- * false` leaves it to the operator, like the store's other tables). Time is the store's clock,
- * as a parameter, as its other statements take it. Rows of ended or empty windows go with the
- * store's own expired rows (`deleteExpired`, at most once a minute after a write).
+ * Rows of the tables oauth_failure_windows (a key's window) and oauth_given_back (one per id
+ * given back), which the store's migration creates (so `migrate: false` leaves them to the
+ * operator, like the store's other tables). Time is the store's clock, as a parameter, as its
+ * other statements take it. Rows of ended or empty windows and of forgotten ids go with the
+ * store's own expired rows (`deleteExpired`, at most once a minute after a write): a key holds
+ * a window's give-backs and at most a minute's more, and each statement reads and writes one
+ * id's row by its key, however many a busy key holds.
  */
 function postgresWindows(shared: PostgresRateLimitStore, name: string, windowMs: number): FailureWindows {
   const sql = shared.statements;

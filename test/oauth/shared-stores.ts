@@ -15,8 +15,12 @@ export interface StoreFactory {
   readonly shared: boolean;
   /** One more store; `now` is its clock (the brute-force windows in memory run on `performance.now` instead). */
   open(now?: () => number): OAuthStore;
-  /** The ids the store holds as given back (counted or not) on a key of the windows named `name`, in the order given; none in memory. */
-  givenBack?(name: string, key: string): Promise<string[]>;
+  /**
+   * The ids the store holds as given back (counted or not) on a key of the windows named `name`,
+   * in the order given; none in memory. `at`, the store's time, leaves out those forgotten by
+   * then that a store keeps until its sweep (PostgreSQL); Redis drops them as it writes the key.
+   */
+  givenBack?(name: string, key: string, at?: number): Promise<string[]>;
   /** Deletes what the stores wrote and closes their connections. */
   close(): Promise<void>;
 }
@@ -67,9 +71,12 @@ export function postgresStores(options: { migrate?: boolean; now?: () => number 
     schema,
     pool: () => pools[0] ?? newPool(),
     open: (now) => createPostgresOAuthStore({ pool: newPool(), schema, ...options, ...(now && { now }) }),
-    async givenBack(name, key) {
-      const { rows } = await (pools[0] ?? newPool()).query(`SELECT given FROM "${schema}".oauth_failure_windows WHERE key = $1`, [`${name}:${key}`]);
-      return (rows[0]?.given as string[] | undefined) ?? [];
+    async givenBack(name, key, at) {
+      const { rows } = await (pools[0] ?? newPool()).query(
+        `SELECT id FROM "${schema}".oauth_given_back WHERE key = $1 AND until > $2::bigint ORDER BY until, id`,
+        [`${name}:${key}`, at ?? 0],
+      );
+      return rows.map((row: { id: string }) => row.id);
     },
     async close() {
       const pool = pools[0] ?? newPool();

@@ -73,12 +73,23 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_failure_windows (
   ids text[] NOT NULL,
   window_end bigint NOT NULL
 );
--- The ids given back (their counts, arriving late, count nothing), each
--- until its own end (ms), a window after its own give-back: given[i] until given_ends[i], an id
--- without an end of its own there until given_end, the last of them (ended rows go by it).
-ALTER TABLE ${s}.oauth_failure_windows ADD COLUMN IF NOT EXISTS given text[] NOT NULL DEFAULT '{}';
-ALTER TABLE ${s}.oauth_failure_windows ADD COLUMN IF NOT EXISTS given_end bigint NOT NULL DEFAULT 0;
-ALTER TABLE ${s}.oauth_failure_windows ADD COLUMN IF NOT EXISTS given_ends bigint[] NOT NULL DEFAULT '{}';`,
+-- Columns given, given_ends and given_end, where a table created by an older migration has them, are unused.
+-- The ids given back (their counts, arriving late, count nothing), each until its own end (ms), a
+-- window after its own give-back; one row each, so a statement on a key reads one by its key.
+CREATE TABLE IF NOT EXISTS ${s}.oauth_given_back (
+  key text NOT NULL,
+  id text NOT NULL,
+  until bigint NOT NULL,
+  PRIMARY KEY (key, id)
+);
+CREATE INDEX IF NOT EXISTS oauth_given_back_until_idx ON ${s}.oauth_given_back (until);
+-- Whether the id ($2) was given back on the key ($1) and is still remembered at $3 (ms). VOLATILE,
+-- so it reads with a snapshot of its own, taken when called: a count calls it once it holds its
+-- window's row, and so sees a give-back committed while it waited for that row, which its
+-- statement's snapshot, taken earlier, would not.
+CREATE OR REPLACE FUNCTION ${s}.oauth_given_back_at(text, text, bigint) RETURNS boolean
+  LANGUAGE sql VOLATILE
+  AS $$ SELECT EXISTS (SELECT 1 FROM ${s}.oauth_given_back WHERE key = $1 AND id = $2 AND until > $3) $$;`,
 
     getClient: `SELECT record FROM ${s}.oauth_clients WHERE id = $1`,
     saveClient: `INSERT INTO ${s}.oauth_clients (id, record) VALUES ($1, $2::json)
@@ -192,59 +203,60 @@ ALTER TABLE ${s}.oauth_failure_windows ADD COLUMN IF NOT EXISTS given_ends bigin
 
     /**
      * $1 now, $2 now in ms. Brute-force windows go once ended or empty (every attempt given
-     * back) and holding no id given back still remembered (a window after the last give-back); one a reservation refills or reopens
-     * meanwhile is checked again and kept.
+     * back), ids given back once forgotten. Rows of either that a count or a give-back holds
+     * right now are skipped for the next sweep: waiting for them while holding others could
+     * deadlock with a give-back, which holds its window's row and its id's.
      */
     deleteExpired: `WITH gone AS (DELETE FROM ${grants} WHERE expires_at <= $1 RETURNING 1),
         used AS (DELETE FROM ${s}.oauth_used_once WHERE expires_at <= $1),
-        windows AS (DELETE FROM ${s}.oauth_failure_windows WHERE (window_end <= $2::bigint OR cardinality(ids) = 0) AND given_end <= $2::bigint)
+        windows AS (DELETE FROM ${s}.oauth_failure_windows WHERE key IN (SELECT key FROM ${s}.oauth_failure_windows
+          WHERE window_end <= $2::bigint OR cardinality(ids) = 0 FOR UPDATE SKIP LOCKED)),
+        forgotten AS (DELETE FROM ${s}.oauth_given_back WHERE (key, id) IN (SELECT key, id FROM ${s}.oauth_given_back
+          WHERE until <= $2::bigint FOR UPDATE SKIP LOCKED))
       SELECT count(*)::int AS deleted FROM gone`,
   };
 }
 
 /**
  * The brute-force windows' statements (failure-windows.ts). $1 key, $2 attempt id, $3 now (ms),
- * $4 the window (ms). Every one is a single statement on the key's row (a give-back too, which
- * inserts the row when it has none): row locking serialises concurrent attempts, so a count is
- * exact, and a count and the give-back of its id never miss each other.
+ * $4 the window (ms). Every one is a single statement on the key's row of oauth_failure_windows
+ * (a give-back too, which inserts the row when it has none): row locking serialises concurrent
+ * attempts, so a count is exact, and a count and the give-back of its id never miss each other.
+ * The ids given back are rows of oauth_given_back, each read and written by its primary key, so
+ * a statement costs the same however many a busy key remembers.
  */
 export function failureWindowStatements(s: string) {
   const windows = `${s}.oauth_failure_windows`;
   const ended = 'w.window_end <= $3::bigint OR cardinality(w.ids) = 0';
-  // The row's ids given back and not yet forgotten, in the order they were given back, each with its end.
-  const remembered = `(SELECT g.id, coalesce(g.until, w.given_end) AS until, g.n
-    FROM unnest(w.given, w.given_ends) WITH ORDINALITY AS g(id, until, n)
-    WHERE g.id IS NOT NULL AND coalesce(g.until, w.given_end) > $3::bigint)`;
-  const givenBack = `EXISTS (SELECT 1 FROM ${remembered} r WHERE r.id = $2::text)`;
-  // Both arrays rebuilt from those, so the forgotten ones leave the row whenever it is written.
-  const kept = (extraIds: string, extraEnds: string, where = 'true') => `(given, given_ends) = (SELECT
-          coalesce(array_agg(r.id ORDER BY r.n), '{}') || ${extraIds}, coalesce(array_agg(r.until ORDER BY r.n), '{}') || ${extraEnds}
-        FROM ${remembered} r WHERE ${where})`;
+  // Called where the statement holds the key's row (see the function in the migration).
+  const givenBack = `${s}.oauth_given_back_at($1::text, $2::text, $3::bigint)`;
   return {
     /**
      * A window that ended, or whose attempts were all given back, starts anew; an id already
      * there changes nothing; an id given back counts nothing (an ended window then answers none).
      */
-    reserve: `INSERT INTO ${windows} AS w (key, ids, window_end) VALUES ($1, ARRAY[$2::text], $3::bigint + $4::bigint)
-      ON CONFLICT (key) DO UPDATE SET
-        ids = CASE WHEN ${givenBack} THEN (CASE WHEN ${ended} THEN '{}' ELSE w.ids END)
-          WHEN ${ended} THEN EXCLUDED.ids
-          WHEN $2::text = ANY(w.ids) THEN w.ids ELSE array_append(w.ids, $2::text) END,
-        window_end = CASE WHEN NOT ${givenBack} AND (${ended}) THEN EXCLUDED.window_end ELSE w.window_end END,
-        ${kept("'{}'::text[]", "'{}'::bigint[]")}
+    reserve: `INSERT INTO ${windows} AS w (key, ids, window_end)
+      VALUES ($1, CASE WHEN ${givenBack} THEN '{}' ELSE ARRAY[$2::text] END, $3::bigint + $4::bigint)
+      ON CONFLICT (key) DO UPDATE SET (ids, window_end) = (SELECT
+          CASE WHEN g.given THEN (CASE WHEN ${ended} THEN '{}' ELSE w.ids END)
+            WHEN ${ended} THEN ARRAY[$2::text]
+            WHEN $2::text = ANY(w.ids) THEN w.ids ELSE array_append(w.ids, $2::text) END,
+          CASE WHEN NOT g.given AND (${ended}) THEN EXCLUDED.window_end ELSE w.window_end END
+        FROM (SELECT ${givenBack} AS given) g)
       RETURNING cardinality(ids) AS count, CASE WHEN cardinality(ids) = 0 THEN $3::bigint ELSE window_end END AS window_end`,
     /**
      * The id leaves the window and is remembered as given back for a window's length from now,
      * its own end, whether it was counted or not: a count of it arriving later (a copy of one
-     * that landed, or one that never did) counts nothing. Given again, it moves to the end with
-     * the new one; given_end stays the last end.
+     * that landed, or one that never did) counts nothing. Given again, it gets the new end. The
+     * window's row is written whatever it holds, and both writes commit together: a count
+     * waiting for that row then finds the id given back (see oauth_given_back_at).
      */
-    giveBack: `INSERT INTO ${windows} AS w (key, ids, window_end, given, given_ends, given_end)
-      VALUES ($1, '{}', 0, ARRAY[$2::text], ARRAY[$3::bigint + $4::bigint], $3::bigint + $4::bigint)
-      ON CONFLICT (key) DO UPDATE SET
-        ids = array_remove(w.ids, $2::text),
-        ${kept('ARRAY[$2::text]', 'ARRAY[$3::bigint + $4::bigint]', 'r.id <> $2::text')},
-        given_end = greatest(w.given_end, $3::bigint + $4::bigint)`,
+    giveBack: `WITH remembered AS (
+        INSERT INTO ${s}.oauth_given_back (key, id, until) VALUES ($1, $2, $3::bigint + $4::bigint)
+        ON CONFLICT (key, id) DO UPDATE SET until = EXCLUDED.until
+      )
+      INSERT INTO ${windows} AS w (key, ids, window_end) VALUES ($1, '{}', 0)
+      ON CONFLICT (key) DO UPDATE SET ids = array_remove(w.ids, $2::text)`,
     peek: `SELECT cardinality(ids) AS count, window_end FROM ${windows} WHERE key = $1 AND window_end > $2::bigint AND cardinality(ids) > 0`,
   };
 }

@@ -8,11 +8,11 @@
  *                                                      indexes (client_id, sub) and (expires_at)
  *   oauth_consents  (sub, client_id, scopes text[])                          pk (sub, client_id)
  *   oauth_used_once (id pk, expires_at)                  single-use markers (consent transactions)
- *   oauth_failure_windows (key pk, ids text[], window_end, given text[], given_ends bigint[], given_end)
- *                                      brute-force windows: the ids of the attempts counted, until window_end
- *                                      (ms), and those given back (counted or not), each until its
- *                                      end in given_ends (ms, a window after its own give-back; given_end
- *                                      for an id without one there), given_end the last of those ends
+ *   oauth_failure_windows (key pk, ids text[], window_end)
+ *                                      brute-force windows: the ids of the attempts counted, until window_end (ms)
+ *   oauth_given_back (key, id, until)    pk (key, id), index (until)
+ *                                      the ids given back (counted or not), each until a window after its
+ *                                      own give-back (ms); read by oauth_given_back_at(key, id, at)
  *
  * One row per grant, bounded whatever the number of refreshes (see types.ts): the code record
  * and the code's hash, expiry and consumed flag; the generation; the current refresh token

@@ -44,8 +44,8 @@ describePostgres('PostgreSQL stores sharing one fresh schema', () => {
       }).flat();
       const outcomes = await Promise.allSettled(firstCalls);
       expect(outcomes.filter((outcome) => outcome.status === 'rejected'), `round ${round}`).toEqual([]);
-      // The OAuth store's five tables, the quota's counters and rules, the usage history.
-      expect(await tables(schema)).toBe(8);
+      // The OAuth store's six tables, the quota's counters and rules, the usage history.
+      expect(await tables(schema)).toBe(9);
     }
   });
 
@@ -65,7 +65,7 @@ describePostgres('PostgreSQL stores sharing one fresh schema', () => {
       }).flat();
       const outcomes = await Promise.allSettled(starts);
       expect(outcomes.filter((outcome) => outcome.status === 'rejected'), `round ${round}`).toEqual([]);
-      expect(await tables(schema)).toBe(8);
+      expect(await tables(schema)).toBe(9);
     }
   });
 });

@@ -71,6 +71,9 @@ export {
   type PgQueryable,
   type PostgresOAuthStore,
   type RedisOAuthStore,
+  type MemoryOAuthStoreOptions,
+  type RedisOAuthStoreOptions,
+  type PostgresOAuthStoreOptions,
 } from './oauth/store/index.js';
 export type { HistoryOptions } from './history/options.js';
 export type { HistoryPoint, HistoryQuery, HistoryRetention, HistoryStep, HourCount, UsageHistoryStore } from './history/types.js';
@@ -100,6 +103,9 @@ export {
   type OnStoreError,
   type PostgresQuotaStore,
   type RedisQuotaStore,
+  type MemoryQuotaStoreOptions,
+  type RedisQuotaStoreOptions,
+  type PostgresQuotaStoreOptions,
   type QuotaService,
   type QuotaServiceOptions,
   type QuotaDecision,

@@ -80,7 +80,7 @@ export const hostsScenario: Scenario = {
                 ['l', 'r', 'r', 'r', 'l'],
                 pairs.map(([label, result]) => [label, fixed(result.median, 3), fixed(Math.min(...result.ratios), 3), fixed(Math.max(...result.ratios), 3), result.ratios.map((r) => fixed(r, 2)).join(' ')]),
               ),
-              // What the contract's headers cost on each host, apart from the guard's own work.
+              // What the RateLimit headers (docs/quota.md#headers) cost on each host, apart from the guard's own work.
               table(
                 ['Host (paired, round by round)', 'headers alone ÷ bare', 'guard ÷ bare', 'guard ÷ headers alone', 'guard ÷ bare, per CPU second', 'guard ÷ headers alone, per CPU second'],
                 ['l', 'r', 'r', 'r', 'r', 'r'],

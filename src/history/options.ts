@@ -26,5 +26,3 @@ export const historyOptionsSchema = z
     { error: 'must be false or { hourlyDays?, dailyDays?, flushIntervalMs? }' },
   )
   .prefault({});
-
-export type ResolvedHistoryOptions = z.output<typeof historyOptionsSchema>;

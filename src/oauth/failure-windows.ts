@@ -12,9 +12,10 @@
  * give-back, and a count for an id given back counts nothing. Counters cannot give this: an
  * increment whose answer was lost can be neither kept (a client retrying through a network fault
  * would lock itself out) nor blindly undone (a guesser could bank free tries during an outage).
- * Each id given back is forgotten on its own, and the forgotten ones leave the key's record whenever it is touched, so the record
- * holds one window's give-backs at most, however long they go on (a store failing for hours
- * under one busy address's traffic).
+ * Each id given back is forgotten on its own, a window after its give-back, so a key holds about
+ * one window's give-backs however long they go on (a store failing for hours under one busy
+ * address's traffic): memory and Redis prune the forgotten ones whenever the key is touched,
+ * PostgreSQL deletes them with its expired rows, at most a minute later.
  */
 import type { PostgresOAuthStore, PostgresRateLimitStore } from './store/postgres.js';
 import type { RedisOAuthStore, RedisRateLimitStore } from './store/redis.js';

@@ -2,7 +2,7 @@
  * The quota, framework-neutral: calendar periods, rules, stores, the service the guard and
  * get_quota call, and the HTTP renderings of its decisions.
  */
-export { QuotaCalendar, QUOTA_PERIODS, checkTimeZone, type PeriodWindow, type QuotaPeriod, type ZonedDateTime } from './periods.js';
+export { QuotaCalendar, QUOTA_PERIODS, checkTimeZone, type PeriodWindow, type QuotaPeriod } from './periods.js';
 export { MAX_API_PATH_LENGTH, normalizeApiPath } from './api-path.js';
 export {
   SYSTEM_DEFAULTS,
@@ -15,9 +15,9 @@ export {
   type ResolvedQuotaRule,
   type RuleSource,
 } from './rules.js';
-export { createStaticRuleSource, type StaticRuleSource } from './static-rules.js';
+export { createStaticRuleSource } from './static-rules.js';
 export * from './store/index.js';
-export { QuotaStoreError, QuotaStoreTimeoutError, QuotaExceededError, QuotaStoreUnavailableError, type QuotaDependency } from './errors.js';
+export { QuotaStoreError, QuotaStoreTimeoutError, QuotaExceededError, QuotaStoreUnavailableError } from './errors.js';
 export {
   quotaOptionsSchema,
   resolveQuotaConfig,
@@ -27,17 +27,14 @@ export {
   type QuotaServiceOptions,
   type TokenVerifier,
 } from './options.js';
-export type { QuotaAdmitted, QuotaDecision, QuotaPeriodState, QuotaRejected, QuotaStoreUnavailable } from './decision.js';
+export type { QuotaAdmitted, QuotaDecision, QuotaPeriodState, QuotaRejected } from './decision.js';
 export { quotaReportSchema, type QuotaInspection, type QuotaReport } from './report.js';
 export { buildQuotaService, createQuotaService, type QuotaService } from './service.js';
 export {
   guardVerdict,
-  quotaExceededMessage,
   quotaExceededResponse,
   quotaHeaders,
   quotaReportResponse,
   rateLimitHeader,
   rateLimitPolicyHeader,
-  storeUnavailableResponse,
-  type QuotaExceededData,
 } from './responses.js';

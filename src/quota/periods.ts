@@ -3,7 +3,7 @@
  *
  * A period's window is `[start, end)` in UTC milliseconds: the local minute, the local calendar
  * day and the local calendar month that contain an instant. `end` is the start of the next
- * period, which is the `reset_at` the contract promises. Consequences worth knowing:
+ * period, which is the `reset_at` every answer reports (docs/quota.md#periods). Consequences worth knowing:
  *
  * - a day is 23, 24 or 25 hours long on DST days (23.5 / 24.5 on Australia/Lord_Howe);
  * - a month is 28, 29, 30 or 31 local days, never a fixed 30 days;

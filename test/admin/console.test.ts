@@ -58,7 +58,7 @@ describe.each(ADAPTERS)('the operator console on $name', (adapter) => {
     expect(res.text).not.toMatch(/<style|\sstyle=|\son[a-z]+=/i);
     // Every file comes from this origin, under the console's own path.
     const files = filesOf(res.text);
-    expect(files).toHaveLength(6);
+    expect(files).toHaveLength(7);
     for (const file of files) expect(file).toMatch(/^console\/assets\/[a-z]+\.[0-9a-f]{16}\.(?:js|css)$/);
     expect(res.text).toContain('<label for="token">Admin token</label>');
     expect(res.text).toContain('type="password"');
@@ -91,7 +91,7 @@ describe.each(ADAPTERS)('the operator console on $name', (adapter) => {
       expect(again.status, file).toBe(304);
       expect(again.text ?? '').toBe('');
     }
-    expect(types.sort()).toEqual([...Array(2).fill('text/css; charset=utf-8'), ...Array(4).fill('text/javascript; charset=utf-8')]);
+    expect(types.sort()).toEqual([...Array(2).fill('text/css; charset=utf-8'), ...Array(5).fill('text/javascript; charset=utf-8')]);
   });
 
   it('answers 404 in the envelope for a file it does not have, a name without its digest, or a path outside', async () => {

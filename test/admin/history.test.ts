@@ -58,7 +58,7 @@ interface Series {
 const busy = (series: Series[]) => Object.fromEntries(series.map((s) => [s.api_path, s.points.filter((p) => p.admitted + p.rejected > 0)]));
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** Waits (within the 10 s the contract allows) until the history answers `expected` for the query. */
+/** Waits (within the 10 s docs/operator.md#usage-history promises) until the history answers `expected` for the query. */
 async function shows(h: QuotaHost, query: Record<string, string>, expected: Record<string, Point[]>) {
   await vi.waitFor(
     async () => {

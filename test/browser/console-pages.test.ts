@@ -3,7 +3,7 @@
  * (docs/operator.md#console), in Chromium on the running example: the applications screen shows
  * them 50 at a time until the last, which the operator suspends; the overview sums every page,
  * and past 1,000 applications says what it left out. No screen has more than six history
- * requests open at once. The history route is answered by the test, in its contract's shape.
+ * requests open at once. The history route is answered by the test, in the shape docs/operator.md#usage-history gives.
  */
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';

@@ -191,7 +191,7 @@ describeBrowser('the operator console in Chromium on the running example', { tim
   });
 
   it('draws the usage charts, of the application and of the overview, from the history the admin API answers', async () => {
-    // The contract's shape of GET {admin}/usage/history, answered for this page only.
+    // GET {admin}/usage/history in the shape docs/operator.md#usage-history gives, answered for this page only.
     const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
     await page.route('**/admin/usage/history?*', (route) => {
       const asked = new URL(route.request().url()).searchParams;

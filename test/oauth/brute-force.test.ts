@@ -6,6 +6,9 @@
  * a burst nor several platform instances on one store get more secret checks than the limit.
  * Every 401 below is one secret check; every 429 is an attempt refused before any. The attacker
  * and the legitimate client send from different loopback addresses.
+ *
+ * Whole though past 350 lines: one suite runs on every store and adapter, and the suites for
+ * shared stores and for failing give-backs reuse its clients, hosts and tallies.
  */
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';

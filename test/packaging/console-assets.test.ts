@@ -40,7 +40,7 @@ function run(file: string, source: string, cwd = root): string {
 function expectServed(output: string): void {
   const lines = output.trim().split('\n');
   expect(lines[0]).toBe('console 200');
-  expect(lines.slice(1)).toHaveLength(6);
+  expect(lines.slice(1)).toHaveLength(7);
   for (const line of lines.slice(1)) expect(line).toMatch(/^console\/assets\/[a-z]+\.[0-9a-f]{16}\.(?:js|css) 200$/);
 }
 

@@ -69,7 +69,7 @@ export function consoleAssets(): ConsoleAssets {
   };
   loaded = {
     styles: [uplot('uPlot.min.css'), own('console.css')],
-    scripts: [uplot('uPlot.iife.min.js'), own('kit.js'), own('charts.js'), own('console.js')],
+    scripts: [uplot('uPlot.iife.min.js'), own('kit.js'), own('charts.js'), own('apps.js'), own('console.js')],
   };
   return loaded;
 }

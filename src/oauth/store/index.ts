@@ -1,6 +1,6 @@
 /** The OAuth storage contract and its three implementations. */
 export type * from './types.js';
-export { createMemoryOAuthStore, type MemoryOAuthStore, type MemoryOAuthStoreOptions } from './memory.js';
+export { createMemoryOAuthStore, type MemoryOAuthStoreOptions } from './memory.js';
 export type { RedisLike, PgQueryable } from '../../core/store-clients.js';
 export { createRedisOAuthStore, type RedisOAuthStore, type RedisOAuthStoreOptions, type RedisRateLimitStore } from './redis.js';
 export {

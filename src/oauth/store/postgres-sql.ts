@@ -73,7 +73,6 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_failure_windows (
   ids text[] NOT NULL,
   window_end bigint NOT NULL
 );
--- Columns given, given_ends and given_end, where a table created by an older migration has them, are unused.
 -- The ids given back (their counts, arriving late, count nothing), each until its own end (ms), a
 -- window after its own give-back; one row each, so a statement on a key reads one by its key.
 CREATE TABLE IF NOT EXISTS ${s}.oauth_given_back (

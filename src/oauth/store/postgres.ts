@@ -88,8 +88,9 @@ export interface PostgresOAuthStore extends OAuthStore {
   /** Creates the schema, tables and indexes when missing. Idempotent, and safe to run concurrently. */
   migrate(): Promise<void>;
   /**
-   * Deletes the rows of expired grants; answers how many went. The store also runs it by itself
-   * at most once a minute (of the injected clock) after a new grant.
+   * Deletes expired rows: grants, used-once markers, ended or emptied brute-force windows and
+   * attempts given back once forgotten; answers how many grants went. The store also runs it by itself
+   * at most once a minute (of the injected clock) after a new grant or a brute-force window write.
    */
   deleteExpired(): Promise<number>;
 }

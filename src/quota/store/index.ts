@@ -10,10 +10,9 @@ export {
   type QuotaUsageStore,
 } from './types.js';
 export type { PgClientLike, PgPoolLike, PgQueryable, PgQueryResultLike, RedisLike, RedisPipelineLike } from '../../core/store-clients.js';
-export { createMemoryQuotaStore, type MemoryQuotaStore, type MemoryQuotaStoreOptions } from './memory.js';
+export { createMemoryQuotaStore, type MemoryQuotaStoreOptions } from './memory.js';
 export {
   createRedisQuotaStore,
-  CONSUME_SCRIPT,
   CONSUME_SCRIPT_SHA,
   type RedisQuotaStore,
   type RedisQuotaStoreOptions,

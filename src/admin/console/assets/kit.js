@@ -69,6 +69,9 @@ const consoleKit = (() => {
     return { items: payload.data, next: payload.next_cursor ?? null };
   }
 
+  /** Applications a screen reads at once: as many as a browser has connections to one HTTP/1.1 origin. */
+  const PARALLEL = 6;
+
   /**
    * `work` over `items`, at most `limit` at a time, the results in the items' order: a screen of
    * hundreds of applications must not open hundreds of requests at once. It stops taking items
@@ -170,5 +173,5 @@ const consoleKit = (() => {
     return el('div', { class: 'secret panel' }, el('h2', {}, title), el('p', {}, note), code, el('div', { class: 'row' }, copy, status));
   }
 
-  return { API, PARTS, TOKEN_KEY, ApiError, SignInNeeded, token, api, apiPage, mapLimited, query, showSignIn, el, appLink, when, number, heading, alertBox, showError, action, secretPanel };
+  return { API, PARTS, PARALLEL, TOKEN_KEY, ApiError, SignInNeeded, token, api, apiPage, mapLimited, query, showSignIn, el, appLink, when, number, heading, alertBox, showError, action, secretPanel };
 })();

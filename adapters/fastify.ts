@@ -152,8 +152,10 @@ export function courierPlatform(options?: CourierPlatformOptions<FastifyRequest>
     });
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       const response = await platform.handle(platformRequestOf(request, prefix));
-      // Every route registered here is the platform's, so it always answers.
-      return send(reply, response!);
+      // Fastify routes on the decoded path, the platform on the path as sent (as on every other
+      // host): `/%61dmin/clients` reaches this route but is none of the platform's paths.
+      if (!response) return reply.callNotFound();
+      return send(reply, response);
     };
     const { routes: table, namespaces } = platform.routeTable();
     const paths = new Set([...table.map((route) => route.path), ...namespaces, ...namespaces.map((ns) => `${ns}/*`)]);

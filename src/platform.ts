@@ -20,6 +20,7 @@ import { createOAuth } from './oauth/setup.js';
 import { apiDocumentRoute } from './openapi/document-route.js';
 import { guardedRoutes, type GuardedRouteDoc } from './guard/guarded-doc.js';
 import { getQuotaRoute, guardRequest, type GuardVerdict } from './guard/guard.js';
+import { watchingUnnamedEndpoints } from './guard/unnamed-endpoints.js';
 import { checkOptions, type CourierPlatformOptions, type PlatformEvent } from './options.js';
 import { buildQuotaService, resolveQuotaConfig, type TokenVerifier } from './quota/index.js';
 
@@ -165,7 +166,9 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
         ...(extraPaths ? { extraPaths } : {}),
       }),
     );
-    guard = (request, apiPath) => guardRequest(request, quota, verify, apiPath, guardTelemetry);
+    // Only the calls of guards that name no endpoint pay for the watch.
+    const unnamedTelemetry = watchingUnnamedEndpoints(guardTelemetry, logger);
+    guard = (request, apiPath) => guardRequest(request, quota, verify, apiPath, apiPath === undefined ? unnamedTelemetry : guardTelemetry);
   }
 
   if (options.courier !== false) {

@@ -143,6 +143,20 @@ describe.each(MAJORS)('the Fastify plugin on $name', ({ create }) => {
     expect(ran).toBe(1);
   });
 
+  it("a percent-encoded spelling of a platform path, which Fastify's router decodes to the platform's route, is the host's 404, as on every other host", async () => {
+    const app = create();
+    const platform = courierPlatform({ logger: silentLogger, courier, admin: { token: 'an-admin-token-of-32-characters-x' }, oauth: { clients: await cheapClients(), signingKeys: [await sharedSigningKey()] } });
+    app.register(platform, { prefix: '/api' });
+    await platform.platform.ready();
+    const { server } = await start(app);
+    for (const path of ['/api/%61dmin/clients', '/api/c%6furier/get_express_type', '/api/openapi/v1/%67et_quota', '/%61pi/admin/clients']) {
+      const answer = await request(server).get(path);
+      expect(answer.status, path).toBe(404);
+      expect(answer.text, path).not.toMatch(/onSent|TypeError|Internal/);
+    }
+    expect((await request(server).post('/api/%61dmin/clients').send({})).status).toBe(404);
+  });
+
   it('two platforms mount under two prefixes of one app', async () => {
     const app = create();
     app.register(courierPlatform({ logger: silentLogger, courier, oauth: false, quota: false }), { prefix: '/a' });

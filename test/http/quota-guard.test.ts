@@ -15,6 +15,9 @@ import { newGrantId, newToken } from '../../src/oauth/token-format.js';
 import { issueGrant } from '../oauth/store-conformance.js';
 import { oauthTestOptions, sharedSigningKey } from '../support/oauth.js';
 import { CONFIDENTIAL, ORDERS, bearer, ORDER_ITEM, PING, accessToken, closeHosts, startHost, usedOf } from './quota-helpers.js';
+import { MANY_UNNAMED_ENDPOINTS } from '../../src/guard/unnamed-endpoints.js';
+import { capturingLogger } from '../support/logger.js';
+import { serve } from '../support/net.js';
 
 describe('platform.quota(apiPath) names the endpoint of a parameterised route (express)', () => {
   afterEach(closeHosts);
@@ -67,6 +70,48 @@ describe('the guard with the memory OAuth store and memory counters (express)', 
     expect(ranInTick).toBe(true);
     expect(req.platformAuth).toEqual({ clientId: CONFIDENTIAL.id, sub: 'user-alice', scope: ['openid', 'offline_access'] });
     expect(headers.ratelimit).toMatch(/^"minute";r=2;/);
+  });
+});
+
+describe('guards that name no endpoint count each path as an endpoint (express)', () => {
+  it(`warn once, at the ${MANY_UNNAMED_ENDPOINTS}th distinct path they count, with the fix; a named guard's ids never count toward it`, async () => {
+    const store = createMemoryOAuthStore();
+    const grantId = newGrantId();
+    const { value, ref } = newToken(grantId);
+    await issueGrant(store, {
+      grantId,
+      code: { clientId: CONFIDENTIAL.id, expiresAt: Date.now() + 60_000 },
+      access: { ref, scope: ['openid'], expiresAt: Date.now() + 3_600_000 },
+      refresh: false,
+    });
+    const logger = capturingLogger();
+    const platform = expressPlatform({ courier: false, oauth: { ...oauthTestOptions(), store, signingKeys: [await sharedSigningKey()], authenticate: () => null }, quota: { defaults: { minute: 0, day: 0 } }, logger });
+    await platform.platform.ready();
+    const app = express();
+    app.use(platform);
+    app.get(ORDER_ITEM, platform.quota(ORDER_ITEM), (_req, res) => res.json({ ok: true }));
+    app.use('/openapi/v1/items', platform.quota(), (_req, res) => res.json({ ok: true }));
+    const server = await serve(app);
+    try {
+      const statuses = new Set<number>();
+      const call = async (path: string) => statuses.add((await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${value}` } })).status);
+      const calls = async (count: number, path: (i: number) => string) => {
+        for (let i = 0; i < count; i += 25) await Promise.all(Array.from({ length: Math.min(25, count - i) }, (_, j) => call(path(i + j))));
+      };
+      const warnings = () => logger.records.filter((record) => record.level === 'warn' && record.message.includes('name no endpoint'));
+      await calls(MANY_UNNAMED_ENDPOINTS, (i) => `${ORDERS}/${i}`);
+      await calls(MANY_UNNAMED_ENDPOINTS - 1, (i) => `/openapi/v1/items/${i}`);
+      expect(warnings()).toHaveLength(0);
+      await call(`/openapi/v1/items/${MANY_UNNAMED_ENDPOINTS - 1}`);
+      expect(warnings()).toHaveLength(1);
+      expect(warnings()[0]!.message).toContain("platform.quota('/openapi/v1/orders/:id')");
+      await calls(100, (i) => `/openapi/v1/items/more-${i}`);
+      expect(warnings()).toHaveLength(1);
+      // Every call was counted and admitted (the limits are 0, unlimited).
+      expect([...statuses]).toEqual([200]);
+    } finally {
+      await server.close();
+    }
   });
 });
 

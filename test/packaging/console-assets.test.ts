@@ -76,6 +76,6 @@ try {
   console.log(error.name + ' ' + error.field + ': ' + error.message);
 }`,
     );
-    expect(output).toMatch(/^ConfigurationError admin: .*operator console's file \S*\/dist\/assets\/[a-z]+\.(?:js|css) cannot be read; reinstall the package, and keep it out of any bundle \(Next.js: serverExternalPackages\)$/m);
+    expect(output).toMatch(/^ConfigurationError admin: .*operator console's file \S*\/dist\/assets\/[a-z]+\.(?:js|css) cannot be read: keep courier-platform out of any bundle \(Next.js: serverExternalPackages: \['courier-platform'\] in next.config, docs\/hosts.md\), or reinstall the package$/m);
   });
 });

@@ -35,7 +35,7 @@ function unreadable(file: string, error: unknown): string {
     return `the operator console's file ${file} cannot be read: the runtime denies reading it (on Deno, add --allow-read)`;
   }
   // A bundler that packs courier-platform into its output leaves the files behind (docs/hosts.md).
-  return `the operator console's file ${file} cannot be read; reinstall the package, and keep it out of any bundle (Next.js: serverExternalPackages)`;
+  return `the operator console's file ${file} cannot be read: keep courier-platform out of any bundle (Next.js: serverExternalPackages: ['courier-platform'] in next.config, docs/hosts.md), or reinstall the package`;
 }
 
 function asset(file: string, stem: string): ConsoleAsset {

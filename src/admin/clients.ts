@@ -143,7 +143,7 @@ export function clientRoutes(basePath: string, access: AdminAccessCheck, deps: C
           ...(input.introspect ? { introspect: true } : {}),
         });
         await saved(client, 'registered');
-        return jsonResponse(201, { code: 0, message: 'ok', data: { client: show(client), client_secret: secret ?? null } }, { 'cache-control': 'no-store' });
+        return jsonResponse(201, { code: 0, message: 'ok', data: { client: show(client), client_secret: secret ?? null } });
       },
     }),
     adminRoute(basePath, access, {
@@ -204,7 +204,7 @@ export function clientRoutes(basePath: string, access: AdminAccessCheck, deps: C
           older === undefined ? 'secret rotated' : 'secret rotated, the older one ended',
         );
         const data = { client_secret: secret, previous_valid_until: iso(validUntil), older_secret_ended: older !== undefined };
-        return jsonResponse(200, { code: 0, message: 'ok', data }, { 'cache-control': 'no-store' });
+        return jsonResponse(200, { code: 0, message: 'ok', data });
       },
     }),
     adminRoute(basePath, access, {

@@ -48,7 +48,9 @@ export function adminRoute(basePath: string, access: AdminAccessCheck, spec: Adm
     doc: { ...spec.doc, responses, tag: 'admin', security: ['adminBearer'] },
     async handler(request, params) {
       await access(request);
-      return spec.handle(request, params);
+      const response = await spec.handle(request, params);
+      // Operator data and secrets shown once: no browser or shared cache keeps an answer (RFC 9111 5.2.2.5).
+      return { ...response, headers: { ...response.headers, 'cache-control': 'no-store' } };
     },
   };
 }

@@ -53,6 +53,17 @@ describe.each(ADAPTER_NAMES)('admin API access on %s', (adapter) => {
     expect((await revokeGrants(host, { authorization: `Bearer ${TOKEN}` })).body.data.revoked).toBe(0);
   });
 
+  it('RFC 9111 5.2.2.5: no cache keeps an answer of the admin API, reads included', async () => {
+    const host = await startHost(adapter, { platform: { admin: { token: TOKEN } } });
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    for (const path of ['/admin/clients', '/admin/rules', `/admin/usage?client_id=${CONFIDENTIAL.id}`, `/admin/usage/history?client_id=${CONFIDENTIAL.id}`]) {
+      const answer = await host.http().get(path).set(auth);
+      expect(answer.status, path).toBe(200);
+      expect(answer.headers['cache-control'], path).toBe('no-store');
+    }
+    expect((await revokeGrants(host, auth)).headers['cache-control']).toBe('no-store');
+  });
+
   it("follows the host's operator check: true admits, false is 403, no answer is 401, a throw is a 500 without its message", async () => {
     const host = await startHost(adapter, { platform: { admin: { authorize: operatorCheck } } });
     expect((await revokeGrants(host, { [OPERATOR]: 'yes' })).status).toBe(200);

@@ -272,6 +272,13 @@ describeBrowser('the operator console in Chromium on the running example', { tim
     expect((await api('GET', `clients/${clientId}`)).status).toBe(404);
   });
 
+  it('an address naming no application says so, for a garbled escape and a dot segment too', async () => {
+    for (const [hash, id] of [['%E0%A4%A', '%E0%A4%A'], ['.', '.'], [encodeURIComponent(clientId), clientId]]) {
+      await page.goto(`${example!.base}/admin/console#/apps/${hash}`);
+      await page.getByRole('alert').getByText(`No client ${JSON.stringify(id)}`).waitFor();
+    }
+  });
+
   it('made no request to another origin and logged no error', () => {
     const origin = new URL(example!.base).origin;
     expect(requests.length).toBeGreaterThan(10);

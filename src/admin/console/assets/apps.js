@@ -6,7 +6,7 @@
 'use strict';
 // A global of the page, for console.js, which loads after this one.
 const consoleApps = (() => {
-  const { PARTS, PARALLEL, SignInNeeded, api, apiPage, mapLimited, query, el, appLink, when, number, heading, alertBox, showError, action, secretPanel } = consoleKit;
+  const { PARTS, PARALLEL, ApiError, SignInNeeded, api, apiPage, mapLimited, query, el, appLink, when, number, heading, alertBox, showError, action, secretPanel } = consoleKit;
   const { STEPS, usageList, history, chart, stepSwitch } = consoleCharts;
   /** Cards the applications screen adds at a time. */
   const CARDS_PAGE = 50;
@@ -137,6 +137,8 @@ const consoleApps = (() => {
   }
 
   async function application(view, id) {
+    // A URL resolves `.` and `..` (as `%2E` too) before it is sent: such an id names no client.
+    if (id === '.' || id === '..') throw new ApiError(404, `No client ${JSON.stringify(id)}`);
     let client = await api('GET', `clients/${encodeURIComponent(id)}`);
     const title = heading(client.name);
     const box = alertBox();

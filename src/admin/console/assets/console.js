@@ -202,10 +202,19 @@
 
   // ---- routing -------------------------------------------------------------------------------
 
+  /** The application id in the address; an escape the address bar garbled stays as written. */
+  function idOf(text) {
+    try {
+      return decodeURIComponent(text);
+    } catch {
+      return text;
+    }
+  }
+
   function route() {
     const hash = location.hash.replace(/^#\/?/, '');
     const [first, ...rest] = hash.split('/');
-    if (first === 'apps' && rest.length && PARTS.has('clients')) return (view) => application(view, decodeURIComponent(rest.join('/')));
+    if (first === 'apps' && rest.length && PARTS.has('clients')) return (view) => application(view, idOf(rest.join('/')));
     if (first === 'apps' && PARTS.has('clients')) return applications;
     if (first === 'rules' && PARTS.has('rules')) return rules;
     return overview;

@@ -1,5 +1,6 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { Clock } from '../core/clock.js';
+import { BadRequestError } from '../core/errors.js';
 import { header, type PlatformRequest } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
 import type { Telemetry } from '../core/telemetry.js';
@@ -64,9 +65,14 @@ export interface OAuthContext {
  * `{auth_url}/oauth`. Without `publicUrl`, the origin the caller used and the path the host
  * mounted the platform on (fine for development; set `publicUrl` behind a proxy or TLS).
  */
+/** A host name, IPv4 address or IPv6 literal, and a port (RFC 3986 3.2.2, 3.2.3): what a URL can carry. */
+const HOST_AND_PORT = /^(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
+
 export function issuerFor(context: OAuthContext, request: PlatformRequest): string {
   if (context.publicUrl) return `${context.publicUrl}${context.basePath}`;
   const host = header(request, 'host') ?? 'localhost';
+  // Without publicUrl the issuer comes from the request: one that no URL can carry is the caller's mistake.
+  if (!HOST_AND_PORT.test(host)) throw new BadRequestError('The Host header must be a host name and port (RFC 9110 7.2); set oauth.publicUrl to publish a fixed issuer');
   return `http://${host}${request.mountPath ?? ''}${context.basePath}`;
 }
 

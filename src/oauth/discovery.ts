@@ -73,7 +73,8 @@ export async function handleDiscovery(request: PlatformRequest, context: OAuthCo
       request_parameter_supported: false,
       request_uri_parameter_supported: false,
     },
-    { 'cache-control': 'public, max-age=300' },
+    // Without publicUrl every URL here comes from the request's Host: a shared cache must key on it.
+    { 'cache-control': 'public, max-age=300', ...(context.publicUrl ? {} : { vary: 'Host' }) },
   );
 }
 

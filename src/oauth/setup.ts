@@ -53,11 +53,27 @@ function identityOf(record: AccessTokenRecord | undefined): TokenIdentity | unde
   return record.user ? { clientId: record.clientId, sub: record.user.sub, scope: record.scope } : { clientId: record.clientId, scope: record.scope };
 }
 
+/** Clocks of the host and of this process may differ by this much (an `auth_time` just ahead is fine). */
+const AUTH_TIME_SKEW_SECONDS = 60;
+
 /**
- * The host's `authenticate`, guarded: a throw or an answer without a string `sub` is logged once
- * with its cause and answered as a 500 that says the host's callback failed.
+ * Why an `auth_time` cannot be the seconds since the epoch of a past sign-in, or undefined when
+ * it can. A wrong one would silently switch off `max_age` and `prompt=login`: milliseconds (a
+ * `Date.now()`) read as a sign-in far in the future, which no `max_age` finds too old.
  */
-function hostAuthenticate(authenticate: ResolvedOAuthOptions['authenticate'], logger: Logger) {
+function authTimeProblem(authTime: unknown, nowSeconds: number): string | undefined {
+  if (authTime === undefined) return undefined;
+  if (typeof authTime !== 'number' || !Number.isInteger(authTime) || authTime < 0) return 'is not a whole number of seconds since the epoch';
+  if (authTime > nowSeconds + AUTH_TIME_SKEW_SECONDS) return authTime > nowSeconds * 100 ? 'is in milliseconds (give seconds since the epoch)' : 'is in the future';
+  return undefined;
+}
+
+/**
+ * The host's `authenticate`, guarded: a throw, an answer without a string `sub`, or an
+ * `auth_time` that is not the seconds of a past sign-in is logged once with its cause and
+ * answered as a 500 that says the host's callback failed.
+ */
+function hostAuthenticate(authenticate: ResolvedOAuthOptions['authenticate'], logger: Logger, now: Clock) {
   return async (request: PlatformRequest): Promise<OAuthUser | undefined> => {
     if (!authenticate) return undefined;
     let user: unknown;
@@ -72,6 +88,11 @@ function hostAuthenticate(authenticate: ResolvedOAuthOptions['authenticate'], lo
       const got = isPlainObject(user) ? `an object with ${Object.keys(user).join(', ') || 'no keys'}` : typeof user;
       logger.error({ path: request.path, returned: got }, 'oauth.authenticate must return null or a user with a non-empty string sub');
       throw new HostCallbackError('The sign-in check of this site returned a user without an id (oauth.authenticate gave no string sub); the server log has details.');
+    }
+    const problem = authTimeProblem(user.auth_time, Math.floor(now() / 1000));
+    if (problem) {
+      logger.error({ path: request.path, auth_time: String(user.auth_time) }, `oauth.authenticate returned an auth_time that ${problem}`);
+      throw new HostCallbackError(`The sign-in check of this site returned an auth_time that ${problem} (oauth.authenticate); the server log has details.`);
     }
     return user as OAuthUser;
   };
@@ -204,7 +225,7 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     clientIp: shared.clientIp,
     emit: withTokenMetrics(shared.emit, shared.telemetry),
     telemetry: shared.telemetry,
-    authenticate: hostAuthenticate(options.authenticate, logger),
+    authenticate: hostAuthenticate(options.authenticate, logger, shared.now),
   };
 
   const json = formatPlatformErrorAsOAuth;

@@ -1,5 +1,7 @@
 /**
- * A host's `authenticate` that throws, or returns a user without a string `sub`: the browser gets
+ * A host's `authenticate` that throws, returns a user without a string `sub`, or an `auth_time`
+ * that is not the seconds since the epoch of a past sign-in (which would switch off `max_age` and
+ * `prompt=login`, OIDC Core 3.1.2.1): the browser gets
  * the OAuth error page with a 500 (a script asking only for JSON gets RFC 6749 5.2 JSON with
  * `server_error`), never a framework's error page or a stack trace, and the cause is logged once.
  */
@@ -28,6 +30,9 @@ const MISBEHAVING: [string, OAuthOptions['authenticate'], RegExp][] = [
   ],
   ['returns a user without sub', () => ({ name: 'Alice' }) as never, /with a non-empty string sub.*an object with name/],
   ['returns a numeric sub', async () => ({ sub: 42 }) as never, /with a non-empty string sub.*an object with sub/],
+  ['returns auth_time in milliseconds', () => ({ sub: 'alice', auth_time: Date.now() - 30 * 86_400_000 }), /auth_time that is in milliseconds/],
+  ['returns auth_time NaN', () => ({ sub: 'alice', auth_time: Number('soon') }), /auth_time that is not a whole number of seconds/],
+  ['returns auth_time an hour ahead', () => ({ sub: 'alice', auth_time: Math.floor(Date.now() / 1000) + 3600 }), /auth_time that is in the future/],
 ];
 
 async function host(adapter: AdapterName, authenticate: OAuthOptions['authenticate']) {

@@ -5,7 +5,7 @@
 import { createLocalJWKSet, decodeProtectedHeader, exportJWK, generateKeyPair, jwtVerify, type JSONWebKeySet, type JWK } from 'jose';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cheapClients } from '../../support/oauth.js';
-import { ADAPTER_NAMES, atHashOf, closeHosts, CONFIDENTIAL, ENCODED, OTHER, rsaSigningKey, startHost, testClock, type TestHost } from './helpers.js';
+import { ADAPTER_NAMES, atHashOf, authorizeQuery, closeHosts, CONFIDENTIAL, ENCODED, OTHER, rsaSigningKey, startHost, testClock, type TestHost } from './helpers.js';
 
 afterEach(closeHosts);
 
@@ -74,6 +74,19 @@ describe.each(ADAPTER_NAMES)('discovery and id_token on %s', (adapter) => {
     const tokens = (await host.exchange(callback.get('code')!)).body as { id_token: string };
     const { payload } = await jwtVerify(tokens.id_token, createLocalJWKSet(await jwks(host)), { currentDate: new Date(host.clock.now()) });
     expect(payload.iss).toBe(issuer);
+  });
+
+  it('RFC 9110 7.2: without publicUrl the issuer comes from Host: a Host no URL can carry is a 400, and the document varies with Host', async () => {
+    const host = await startHost(adapter);
+    const good = await host.http().get('/oauth/.well-known/openid-configuration');
+    expect(good.headers.vary).toMatch(/\bhost\b/i);
+    for (const bad of ['a b', '[', 'x/y', 'x@y']) {
+      for (const path of ['/oauth/.well-known/openid-configuration', `/oauth/authorize?${authorizeQuery({})}`]) {
+        const answer = await host.http().get(path).set('host', bad);
+        expect(answer.status, `${bad} ${path}`).toBe(400);
+        expect(answer.text).not.toMatch(/Invalid URL|ERR_INVALID_URL|\bat\s+\S+\s+\(/);
+      }
+    }
   });
 
   it('RFC 7517 / OIDC Core 10.1: the JWKS has the kid of id_token headers and publishes public parts only', async () => {

@@ -18,6 +18,7 @@ import { discoveryDoc, handleDiscovery, handleJwks, jwksDoc } from './discovery.
 import type { EmitEvent } from './events.js';
 import { clientRecordOf } from './client-record.js';
 import { browserErrorResponse, formatPlatformErrorAsOAuth } from './errors.js';
+import { handlePreflight, preflightDoc, readableCrossOrigin } from './cors.js';
 import type { OAuthUser, ResolvedOAuthOptions } from './options.js';
 import { createMemoryOAuthStore } from './store/memory.js';
 import { startup } from './startup.js';
@@ -241,6 +242,15 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     formatError: json,
     doc,
   });
+  /** A route browser apps on other origins call: its answers and its errors are readable there (cors.ts). */
+  const crossOriginRoute = (method: string, path: string, handler: OAuthHandler, doc: RouteDoc): Route => {
+    const plain = route(method, path, handler, doc);
+    return {
+      ...plain,
+      handler: async (request, params) => readableCrossOrigin(await plain.handler(request, params)),
+      formatError: (error) => readableCrossOrigin(json(error)),
+    };
+  };
   /** A page the user's browser shows: errors as the OAuth error page, or RFC 6749 JSON for a caller that asks for JSON only. */
   const browserRoute = (method: string, path: string, handler: OAuthHandler, doc: RouteDoc): Route => ({
     method,
@@ -259,13 +269,14 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     browserRoute('GET', '/authorize', handleAuthorize, authorizeDoc('GET')),
     browserRoute('POST', '/authorize', handleAuthorize, authorizeDoc('POST')),
     browserRoute('POST', '/consent', handleConsent, consentDoc),
-    route('POST', '/token', handleToken, tokenDoc),
-    route('POST', '/revoke', handleRevoke, revokeDoc),
+    crossOriginRoute('POST', '/token', handleToken, tokenDoc),
+    crossOriginRoute('POST', '/revoke', handleRevoke, revokeDoc),
     route('POST', '/introspect', handleIntrospect, introspectDoc),
-    route('GET', '/userinfo', handleUserinfo, userinfoDoc('GET')),
-    route('POST', '/userinfo', handleUserinfo, userinfoDoc('POST')),
-    route('GET', '/jwks', handleJwks, jwksDoc),
-    route('GET', '/.well-known/openid-configuration', handleDiscovery, discoveryDoc),
+    crossOriginRoute('GET', '/userinfo', handleUserinfo, userinfoDoc('GET')),
+    crossOriginRoute('POST', '/userinfo', handleUserinfo, userinfoDoc('POST')),
+    crossOriginRoute('OPTIONS', '/userinfo', handlePreflight, preflightDoc),
+    crossOriginRoute('GET', '/jwks', handleJwks, jwksDoc),
+    crossOriginRoute('GET', '/.well-known/openid-configuration', handleDiscovery, discoveryDoc),
   ];
   // The guard's per-call lookups, taken once: the memory store answers them synchronously.
   const findAccessTokenSync = store.findAccessTokenSync;

@@ -6,6 +6,8 @@ export type BasicAuth =
   | { kind: 'basic'; user: string; password: string };
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+// RFC 7617 2.1: user and password are UTF-8; bytes that are not would reach a store or a signature as U+FFFD.
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * Reads `Authorization: Basic` (RFC 7617). Another scheme counts as no Basic Auth, so a gateway's
@@ -19,7 +21,12 @@ export function readBasicAuth(request: PlatformRequest): BasicAuth {
   if (scheme !== 'basic') return { kind: 'none' };
   const token = value.slice(space + 1).trim();
   if (space === -1 || !BASE64.test(token)) return { kind: 'malformed', reason: 'Authorization: Basic must carry base64 of user:password' };
-  const decoded = Buffer.from(token, 'base64').toString('utf8');
+  let decoded: string;
+  try {
+    decoded = UTF8.decode(Buffer.from(token, 'base64'));
+  } catch {
+    return { kind: 'malformed', reason: 'Basic credentials must be UTF-8 text (RFC 7617 2.1)' };
+  }
   const colon = decoded.indexOf(':');
   if (colon === -1) return { kind: 'malformed', reason: 'Basic credentials must be user:password' };
   const user = decoded.slice(0, colon);

@@ -43,7 +43,7 @@ export async function handleRevoke(request: PlatformRequest, context: OAuthConte
     if (found && found.record.clientId === client.id) {
       if (found.kind === 'refresh_token') await context.store.revokeGrant(found.ref.grantId);
       else await context.store.revokeAccessToken(found.ref);
-      context.logger.info({ clientId: client.id, tokenType: found.kind }, 'token revoked');
+      context.logger.info({ clientId: client.id, kind: found.kind }, 'token revoked');
       const sub = found.record.user?.sub;
       context.emit({ type: found.kind === 'refresh_token' ? 'grant.revoked' : 'token.revoked', clientId: client.id, ...(sub === undefined ? {} : { sub }) });
     }

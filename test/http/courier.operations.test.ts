@@ -261,6 +261,7 @@ describe.each(ADAPTERS)('courier proxy on $name', (adapter) => {
       ['user only', basic(SANDBOX_APP.appId, '')],
       ['password only', basic('', SANDBOX_APP.appSecret)],
       ['no colon', `Basic ${Buffer.from('nocolon').toString('base64')}`],
+      ['bytes that are not UTF-8', `Basic ${Buffer.concat([Buffer.from('app:'), Buffer.from([0xff, 0xfe])]).toString('base64')}`],
       ['not base64', 'Basic %%%not*base64%%%'],
       ['no token', 'Basic'],
     ];

@@ -172,6 +172,14 @@ describe.each(ADAPTER_NAMES)('token endpoint on %s', (adapter) => {
       expect((await host.exchange(code, { client: ENCODED })).status).toBe(200);
     });
 
+    it('RFC 7617 2.1: Basic credentials whose bytes are not UTF-8 are invalid_client, and the code still works', async () => {
+      const host = await startHost(adapter);
+      const code = (await host.code({})).get('code')!;
+      const raw = `Basic ${Buffer.concat([Buffer.from(`${CONFIDENTIAL.id}:`), Buffer.from([0xff, 0xfe, 0x41])]).toString('base64')}`;
+      expectInvalidClient(await host.exchange(code, { auth: { basicRaw: raw } }));
+      expect((await host.exchange(code)).status).toBe(200);
+    });
+
     it('RFC 6749 2.3: Basic and body credentials together fail with invalid_request', async () => {
       const host = await startHost(adapter);
       const code = (await host.code({})).get('code')!;

@@ -4,7 +4,7 @@
  * (OAuth, quota) contribute none.
  */
 import type { Registry } from 'prom-client';
-import { errorEnvelope } from '../core/envelope.js';
+import { adminErrorEnvelope } from './route.js';
 import type { PlatformRequest } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
 import type { Namespace, Route } from '../core/router.js';
@@ -60,5 +60,5 @@ export function createAdmin(options: ResolvedAdminOptions, parts: AdminParts): {
   if (parts.usage) routes.push(...usageRoutes(basePath, access, { ...parts.usage, logger, now, ...clientExists }));
   if (parts.history) routes.push(...historyRoutes(basePath, access, { ...parts.history, now, ...(parts.oauth ? { clients: parts.oauth.clients.store } : {}) }));
   routes.push(...consoleRoutes(basePath, { clients: parts.oauth !== undefined, rules: parts.quota !== undefined, usage: parts.usage !== undefined }));
-  return { namespace: { prefix: basePath, formatError: errorEnvelope }, routes };
+  return { namespace: { prefix: basePath, formatError: adminErrorEnvelope }, routes };
 }

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { CONTROL_CHARACTERS_PROBLEM, NO_CONTROL_CHARACTERS } from '../core/control-characters.js';
 import { envelopeError, errorEnvelope, failureEnvelopeSchema, okEnvelopeSchema } from '../core/envelope.js';
+import type { PlatformError } from '../core/errors.js';
 import type { PlatformRequest, PlatformResponse } from '../core/http.js';
 import type { RouteDoc, RouteResponseDoc } from '../core/route-doc.js';
 import type { Route, RouteParams } from '../core/router.js';
@@ -19,6 +20,14 @@ export interface AdminRouteSpec {
   doc: Omit<RouteDoc, 'tag' | 'security' | 'credentialsOptional'>;
   handle(request: PlatformRequest, params: RouteParams): Promise<PlatformResponse>;
 }
+
+/** Operator data and secrets shown once: no browser or shared cache keeps an answer (RFC 9111 5.2.2.5). */
+function notStored(response: PlatformResponse): PlatformResponse {
+  return { ...response, headers: { ...response.headers, 'cache-control': 'no-store' } };
+}
+
+/** The admin API's errors, its 404 and 405 too: the envelope, never stored (a 404 is cacheable by default, RFC 9111 4.2.2). */
+export const adminErrorEnvelope = (error: PlatformError): PlatformResponse => notStored(errorEnvelope(error));
 
 /** The operator check answers these on every admin route. */
 const ACCESS_ERRORS: Readonly<Record<number, RouteResponseDoc>> = {
@@ -44,13 +53,11 @@ export function adminRoute(basePath: string, access: AdminAccessCheck, spec: Adm
   return {
     method: spec.method,
     path: `${basePath}${spec.path}`,
-    formatError: errorEnvelope,
+    formatError: adminErrorEnvelope,
     doc: { ...spec.doc, responses, tag: 'admin', security: ['adminBearer'] },
     async handler(request, params) {
       await access(request);
-      const response = await spec.handle(request, params);
-      // Operator data and secrets shown once: no browser or shared cache keeps an answer (RFC 9111 5.2.2.5).
-      return { ...response, headers: { ...response.headers, 'cache-control': 'no-store' } };
+      return notStored(await spec.handle(request, params));
     },
   };
 }

@@ -56,12 +56,11 @@ function presentedCredentials(request: PlatformRequest, form: Record<string, str
  * A failure against the record this process kept is checked once more against the store's: the
  * secret may have been rotated through another process a moment ago.
  */
-async function verifyPresented(presented: PresentedCredentials, client: OAuthClientRecord | undefined, context: OAuthContext): Promise<OAuthClientRecord | undefined> {
+async function verifyPresented(presented: Required<PresentedCredentials>, client: OAuthClientRecord | undefined, context: OAuthContext): Promise<OAuthClientRecord | undefined> {
   if (!client) {
-    await verifyClientSecret(presented.secret ?? '', DECOY_HASH);
+    await verifyClientSecret(presented.secret, DECOY_HASH);
     return undefined;
   }
-  if (presented.secret === undefined) return undefined;
   if (await secretMatches(client, presented.secret, context)) return client;
   const fresh = await context.rereadClient(client.id);
   const changed = fresh?.secretHash !== client.secretHash || fresh?.previousSecretHash !== client.previousSecretHash;
@@ -84,8 +83,8 @@ function previousSecretHash(client: OAuthClientRecord, context: OAuthContext): s
  * again is no guess, so it needs neither scrypt nor the brute-force limit, nor its store round
  * trips (docs/performance.md).
  */
-function remembered(client: OAuthClientRecord | undefined, secret: string | undefined, context: OAuthContext): client is OAuthClientRecord {
-  if (!client?.secretHash || secret === undefined) return false;
+function remembered(client: OAuthClientRecord | undefined, secret: string, context: OAuthContext): client is OAuthClientRecord {
+  if (!client?.secretHash) return false;
   if (context.secrets.remembers(secret, client.secretHash)) return true;
   const previous = previousSecretHash(client, context);
   return previous !== undefined && context.secrets.remembers(secret, previous);
@@ -138,18 +137,24 @@ export async function authenticateClient(request: PlatformRequest, form: Record<
     if (presented.secret === undefined) return known;
     throw failed(presented.clientId, context);
   }
+  // No secret, no guess: a client with a secret (or an unknown one) named without one is refused
+  // without touching any count. A page on another site can make its visitors' browsers send such
+  // forms (a client secret in a header needs a preflight the platform never grants), and counting
+  // them would let it lock a client out of every visitor's address.
+  const { secret } = presented;
+  if (secret === undefined) throw failed(presented.clientId, context);
   const address = countedAddress(context.clientIp(request));
-  if (!context.lockedAddresses.isLocked(address) && remembered(known, presented.secret, context)) return known;
+  if (!context.lockedAddresses.isLocked(address) && remembered(known, secret, context)) return known;
   // Hashed: the secret stays out of the map, which lives only as long as the check.
-  const key = createHash('sha256').update(JSON.stringify([address, presented.clientId, presented.secret ?? null])).digest('base64url');
+  const key = createHash('sha256').update(JSON.stringify([address, presented.clientId, secret])).digest('base64url');
   const running = context.clientChecks.get(key);
   if (running) return running;
-  const check = checkPresented(address, presented, known, context).finally(() => context.clientChecks.delete(key));
+  const check = checkPresented(address, { clientId: presented.clientId, secret }, known, context).finally(() => context.clientChecks.delete(key));
   context.clientChecks.set(key, check);
   return check;
 }
 
-async function checkPresented(address: string, presented: PresentedCredentials, known: OAuthClientRecord | undefined, context: OAuthContext): Promise<OAuthClientRecord> {
+async function checkPresented(address: string, presented: Required<PresentedCredentials>, known: OAuthClientRecord | undefined, context: OAuthContext): Promise<OAuthClientRecord> {
   const attempt = await context.clientAuthThrottle.attempt(countedKeys(address, presented.clientId));
   if (attempt.retryAfter > 0) {
     context.lockedAddresses.lock(address, attempt.retryAfter);

@@ -53,7 +53,7 @@ describe.each(ADAPTER_NAMES)('admin API access on %s', (adapter) => {
     expect((await revokeGrants(host, { authorization: `Bearer ${TOKEN}` })).body.data.revoked).toBe(0);
   });
 
-  it('RFC 9111 5.2.2.5: no cache keeps an answer of the admin API, reads included', async () => {
+  it('RFC 9111 5.2.2.5: no cache keeps an answer of the admin API, reads and errors included', async () => {
     const host = await startHost(adapter, { platform: { admin: { token: TOKEN } } });
     const auth = { authorization: `Bearer ${TOKEN}` };
     for (const path of ['/admin/clients', '/admin/rules', `/admin/usage?client_id=${CONFIDENTIAL.id}`, `/admin/usage/history?client_id=${CONFIDENTIAL.id}`]) {
@@ -62,6 +62,16 @@ describe.each(ADAPTER_NAMES)('admin API access on %s', (adapter) => {
       expect(answer.headers['cache-control'], path).toBe('no-store');
     }
     expect((await revokeGrants(host, auth)).headers['cache-control']).toBe('no-store');
+    // Errors too: a 404 is cacheable by default (RFC 9111 4.2.2), and would outlive the client it denies.
+    const errors = [
+      await host.http().get('/admin/clients/no-such-client').set(auth),
+      await host.http().get('/admin/clients?limit=abc').set(auth),
+      await host.http().get('/admin/clients'),
+      await host.http().put('/admin/clients').set(auth),
+      await host.http().get('/admin/no-such-route').set(auth),
+    ];
+    expect(errors.map((answer) => answer.status)).toEqual([404, 400, 401, 405, 404]);
+    for (const answer of errors) expect(answer.headers['cache-control'], String(answer.status)).toBe('no-store');
   });
 
   it("follows the host's operator check: true admits, false is 403, no answer is 401, a throw is a 500 without its message", async () => {

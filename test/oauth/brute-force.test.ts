@@ -166,6 +166,18 @@ function bruteForceSuite(makeStores: () => StoreFactory, adapters: readonly Adap
   );
 
   it.each(adapters)(
+    "RFC 6749 10.10: forms naming a confidential client without its secret (what a page on another site can make visitors' browsers send) are 401 and never counted on %s: the right secret from that address still works",
+    async (adapter) => {
+      const host = await sequentialHostOn(adapter, stores.open());
+      const forms = [CONFIDENTIAL.id, SERVICE.id, 'no-such-client'].map((clientId) => ({ grant_type: 'client_credentials', client_id: clientId }));
+      const named = await sequentially(ADDRESS_LIMIT + LIMIT, (i) => postFormFrom(LEGITIMATE, `${host.origin}/oauth/token`, forms[i % forms.length]!));
+      expect(tally(named)).toEqual({ 401: ADDRESS_LIMIT + LIMIT });
+      const right = await token(host, LEGITIMATE, { grant_type: 'client_credentials' }, basic(SERVICE.id, SERVICE.secret!));
+      expect(right.status, JSON.stringify(right.body)).toBe(200);
+    },
+  );
+
+  it.each(adapters)(
     'RFC 6749 10.10 / RFC 6585 4: 200 concurrent wrong secrets from one address on %s run exactly 10 secret checks; the rest get 429 with Retry-After',
     async (adapter) => {
       const host = await burstHostOn(adapter, stores.open());

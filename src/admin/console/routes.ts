@@ -6,7 +6,7 @@
  * only: no inline code, no other origin, no framing.
  */
 import { z } from 'zod';
-import { errorEnvelope } from '../../core/envelope.js';
+import { adminErrorEnvelope } from '../route.js';
 import { NotFoundError } from '../../core/errors.js';
 import { header, type PlatformResponse } from '../../core/http.js';
 import type { Route } from '../../core/router.js';
@@ -36,7 +36,7 @@ export function consoleRoutes(basePath: string, parts: ConsoleParts): Route[] {
     {
       method: 'GET',
       path: `${basePath}/console`,
-      formatError: errorEnvelope,
+      formatError: adminErrorEnvelope,
       doc: {
         operationId: 'admin_console',
         summary: 'The operator console: a page that works through this admin API',
@@ -63,7 +63,7 @@ export function consoleRoutes(basePath: string, parts: ConsoleParts): Route[] {
     {
       method: 'GET',
       path: `${basePath}/console/assets/:name`,
-      formatError: errorEnvelope,
+      formatError: adminErrorEnvelope,
       doc: {
         operationId: 'admin_console_asset',
         summary: "A script or stylesheet of the operator console, named by its content's digest",

@@ -80,7 +80,11 @@ describe.each(ADAPTER_NAMES)('discovery and id_token on %s', (adapter) => {
     const host = await startHost(adapter);
     const good = await host.http().get('/oauth/.well-known/openid-configuration');
     expect(good.headers.vary).toMatch(/\bhost\b/i);
-    for (const bad of ['a b', '[', 'x/y', 'x@y']) {
+    // @hono/node-server (under the Hono and fetch hosts here) builds no Request for an IPv4 address
+    // out of range: it answers 500 for any handler that reads the headers, the host's own too.
+    const unbuildable = adapter === 'hono' || adapter === 'fetch' ? ['999.999.999.999'] : [];
+    const bads = ['a b', '[', 'x/y', 'x@y', '127.0.0.1:99999', '[:::]', '999.999.999.999', '0x7f.1'].filter((bad) => !unbuildable.includes(bad));
+    for (const bad of bads) {
       for (const path of ['/oauth/.well-known/openid-configuration', `/oauth/authorize?${authorizeQuery({})}`]) {
         const answer = await host.http().get(path).set('host', bad);
         expect(answer.status, `${bad} ${path}`).toBe(400);

@@ -35,17 +35,23 @@ describe('platform.quota(apiPath) names the endpoint of a parameterised route (e
   });
 });
 
+/** A memory OAuth store holding one access token of CONFIDENTIAL's, valid for an hour. */
+async function storeWithAccessToken(scope: string[]) {
+  const store = createMemoryOAuthStore();
+  const grantId = newGrantId();
+  const { value, ref } = newToken(grantId);
+  await issueGrant(store, {
+    grantId,
+    code: { clientId: CONFIDENTIAL.id, expiresAt: Date.now() + 60_000 },
+    access: { ref, scope, expiresAt: Date.now() + 3_600_000 },
+    refresh: false,
+  });
+  return { store, value };
+}
+
 describe('the guard with the memory OAuth store and memory counters (express)', () => {
   it("validates the token and charges within the tick: the host's next() runs before the middleware returns", async () => {
-    const store = createMemoryOAuthStore();
-    const grantId = newGrantId();
-    const { value, ref } = newToken(grantId);
-    await issueGrant(store, {
-      grantId,
-      code: { clientId: CONFIDENTIAL.id, expiresAt: Date.now() + 60_000 },
-      access: { ref, scope: ['openid', 'offline_access'], expiresAt: Date.now() + 3_600_000 },
-      refresh: false,
-    });
+    const { store, value } = await storeWithAccessToken(['openid', 'offline_access']);
     const platform = expressPlatform({
       courier: false,
       oauth: { ...oauthTestOptions(), store, signingKeys: [await sharedSigningKey()], authenticate: () => null },
@@ -75,15 +81,7 @@ describe('the guard with the memory OAuth store and memory counters (express)', 
 
 describe('guards that name no endpoint count each path as an endpoint (express)', () => {
   it(`warn once, at the ${MANY_UNNAMED_ENDPOINTS}th distinct path they count, with the fix; a named guard's ids never count toward it`, async () => {
-    const store = createMemoryOAuthStore();
-    const grantId = newGrantId();
-    const { value, ref } = newToken(grantId);
-    await issueGrant(store, {
-      grantId,
-      code: { clientId: CONFIDENTIAL.id, expiresAt: Date.now() + 60_000 },
-      access: { ref, scope: ['openid'], expiresAt: Date.now() + 3_600_000 },
-      refresh: false,
-    });
+    const { store, value } = await storeWithAccessToken(['openid']);
     const logger = capturingLogger();
     const platform = expressPlatform({ courier: false, oauth: { ...oauthTestOptions(), store, signingKeys: [await sharedSigningKey()], authenticate: () => null }, quota: { defaults: { minute: 0, day: 0 } }, logger });
     await platform.platform.ready();

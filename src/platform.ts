@@ -166,9 +166,8 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
         ...(extraPaths ? { extraPaths } : {}),
       }),
     );
-    // Only the calls of guards that name no endpoint pay for the watch.
-    const unnamedTelemetry = watchingUnnamedEndpoints(guardTelemetry, logger);
-    guard = (request, apiPath) => guardRequest(request, quota, verify, apiPath, apiPath === undefined ? unnamedTelemetry : guardTelemetry);
+    const watchedTelemetry = watchingUnnamedEndpoints(guardTelemetry, logger);
+    guard = (request, apiPath) => guardRequest(request, quota, verify, apiPath, watchedTelemetry);
   }
 
   if (options.courier !== false) {

@@ -7,7 +7,8 @@ export type BasicAuth =
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 // RFC 7617 2.1: user and password are UTF-8; bytes that are not would reach a store or a signature as U+FFFD.
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM: a leading BOM is part of the user, not dropped, so two byte sequences never read as one.
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * Reads `Authorization: Basic` (RFC 7617). Another scheme counts as no Basic Auth, so a gateway's

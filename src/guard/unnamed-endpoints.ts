@@ -11,14 +11,15 @@ import type { Telemetry } from '../core/telemetry.js';
 /** Distinct paths of guards that name no endpoint a process counts before it warns. */
 export const MANY_UNNAMED_ENDPOINTS = 1000;
 
-/** `telemetry` for the calls of guards that name no endpoint, watching how many paths they count. */
+/** `telemetry`, watching how many paths the guards that name no endpoint count. */
 export function watchingUnnamedEndpoints(telemetry: Telemetry, logger: Logger): Telemetry {
   // Dropped once the warning is given, so a process inventing paths holds at most this many.
   let seen: Set<string> | undefined = new Set();
   return {
     guardedCall(clientId, endpoint, outcome, named) {
       telemetry.guardedCall(clientId, endpoint, outcome, named);
-      if (!seen || seen.has(endpoint)) return;
+      // A call the store could not decide counted nothing.
+      if (named || outcome === 'store_error' || !seen || seen.has(endpoint)) return;
       seen.add(endpoint);
       if (seen.size < MANY_UNNAMED_ENDPOINTS) return;
       seen = undefined;

@@ -237,11 +237,12 @@ async function decideConsent(request: PlatformRequest, context: OAuthContext): P
   if (!client || !client.redirectUris.includes(transaction.redirectUri)) {
     return errorPage(400, 'invalid_client', 'The application is no longer registered.');
   }
+  // Before the form is used up: a Host that gives no issuer is a 400 the user can send again.
+  const issuer = issuerFor(context, request);
   // Whatever the decision, the form counts once: a replayed Approve, or an Approve after Deny, is refused.
   if (!(await context.store.useOnce(`consent:${transaction.id}`, transaction._e * 1000))) {
     return errorPage(400, 'invalid_request', 'This approval form was already used. Start the sign-in again.');
   }
-  const issuer = issuerFor(context, request);
   const remembered = await context.store.getConsent(user.sub, client.id);
   if (form.decision !== 'approve') {
     // No to an application that was approved before (a prompt=consent, or more scopes) withdraws

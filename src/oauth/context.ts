@@ -1,7 +1,7 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { Clock } from '../core/clock.js';
-import { BadRequestError } from '../core/errors.js';
-import { header, type PlatformRequest } from '../core/http.js';
+import type { PlatformRequest } from '../core/http.js';
+import { requestOrigin } from '../core/request-origin.js';
 import type { Logger } from '../core/logger.js';
 import type { Telemetry } from '../core/telemetry.js';
 import type { EmitEvent } from './events.js';
@@ -65,31 +65,9 @@ export interface OAuthContext {
  * `{auth_url}/oauth`. Without `publicUrl`, the origin the caller used and the path the host
  * mounted the platform on (fine for development; set `publicUrl` behind a proxy or TLS).
  */
-/** A host name, IPv4 address or IPv6 literal, and a port (RFC 3986 3.2.2, 3.2.3). */
-const HOST_AND_PORT = /^(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
-
-/**
- * The Host header as a URL's authority, or undefined when no URL carries it as written: a port
- * past 65535, an IPv4 address out of range, a name a URL would read as another (`0x7f.1` is
- * 127.0.0.1), an IPv6 literal that is none. The issuer and every URL built on it then agree.
- */
-function authorityOf(host: string): string | undefined {
-  if (!HOST_AND_PORT.test(host)) return undefined;
-  const hostname = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:[0-9]*$/, '');
-  try {
-    const url = new URL(`http://${host}`);
-    return url.hostname === hostname.toLowerCase() ? url.host : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 export function issuerFor(context: OAuthContext, request: PlatformRequest): string {
   if (context.publicUrl) return `${context.publicUrl}${context.basePath}`;
-  // Without publicUrl the issuer comes from the request: a Host no URL can carry is the caller's mistake.
-  const authority = authorityOf(header(request, 'host') ?? 'localhost');
-  if (!authority) throw new BadRequestError('The Host header must be a host name and port (RFC 9110 7.2); set oauth.publicUrl to publish a fixed issuer');
-  return `http://${authority}${request.mountPath ?? ''}${context.basePath}`;
+  return `${requestOrigin(request)}${request.mountPath ?? ''}${context.basePath}`;
 }
 
 export const nowSeconds = (context: OAuthContext) => Math.floor(context.now() / 1000);

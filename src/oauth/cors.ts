@@ -3,8 +3,8 @@
  * calls: discovery, the JWKS, the token endpoint, revocation and userinfo
  * (docs/oauth.md#browser-apps-on-another-origin). None of them reads a cookie or any other
  * credential a browser adds by itself, so every origin may read their answers: `*`, and never
- * `Access-Control-Allow-Credentials`. A page learns nothing it could not learn by sending the same
- * request from a server.
+ * `Access-Control-Allow-Credentials`. For a platform reachable from the internet, a page learns
+ * nothing it could not learn by sending the same request from a server.
  *
  * Only userinfo answers a preflight, for its Bearer header. A public client's token and revocation
  * requests are forms, which browsers send without one; a client secret in an Authorization header

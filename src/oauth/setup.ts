@@ -59,12 +59,13 @@ const AUTH_TIME_SKEW_SECONDS = 60;
 
 /**
  * Why an `auth_time` cannot be the seconds since the epoch of a past sign-in, or undefined when
- * it can. A wrong one would silently switch off `max_age` and `prompt=login`: milliseconds (a
- * `Date.now()`) read as a sign-in far in the future, which no `max_age` finds too old.
+ * it can (a fraction, `Date.now() / 1000`, is a NumericDate too: RFC 7519 2). A wrong one would
+ * silently switch off `max_age` and `prompt=login`: milliseconds (a `Date.now()`) read as a
+ * sign-in far in the future, which no `max_age` finds too old.
  */
 function authTimeProblem(authTime: unknown, nowSeconds: number): string | undefined {
   if (authTime === undefined) return undefined;
-  if (typeof authTime !== 'number' || !Number.isInteger(authTime) || authTime < 0) return 'is not a whole number of seconds since the epoch';
+  if (typeof authTime !== 'number' || !Number.isFinite(authTime) || authTime < 0) return 'is not a number of seconds since the epoch';
   if (authTime > nowSeconds + AUTH_TIME_SKEW_SECONDS) return authTime > nowSeconds * 100 ? 'is in milliseconds (give seconds since the epoch)' : 'is in the future';
   return undefined;
 }
@@ -95,7 +96,8 @@ function hostAuthenticate(authenticate: ResolvedOAuthOptions['authenticate'], lo
       logger.error({ path: request.path, auth_time: String(user.auth_time) }, `oauth.authenticate returned an auth_time that ${problem}`);
       throw new HostCallbackError(`The sign-in check of this site returned an auth_time that ${problem} (oauth.authenticate); the server log has details.`);
     }
-    return user as OAuthUser;
+    // id_tokens carry whole seconds (OIDC Core 2).
+    return (typeof user.auth_time === 'number' ? { ...user, auth_time: Math.floor(user.auth_time) } : user) as OAuthUser;
   };
 }
 

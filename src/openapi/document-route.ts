@@ -1,7 +1,8 @@
 /** GET {quota.basePath}/openapi.json: the API document of every route the platform answers. */
 import { z } from 'zod';
 import { errorEnvelope } from '../core/envelope.js';
-import { header, jsonResponse, type PlatformRequest } from '../core/http.js';
+import { jsonResponse, type PlatformRequest } from '../core/http.js';
+import { requestOrigin } from '../core/request-origin.js';
 import type { Route } from '../core/router.js';
 import { apiDocument, documentPaths, type ApiDocumentInfo, type DocumentedPaths, type DocumentedRoute, type PathItem } from './document.js';
 
@@ -23,7 +24,7 @@ export interface ApiDocumentSource {
  */
 function serverUrls(request: PlatformRequest, publicUrl: string | undefined): { serverUrl: string; rootUrl: string } {
   const mountPath = request.mountPath ?? '';
-  const serverUrl = publicUrl ?? `http://${header(request, 'host') ?? 'localhost'}${mountPath}`;
+  const serverUrl = publicUrl ?? `${requestOrigin(request)}${mountPath}`;
   const rootUrl = mountPath !== '' && serverUrl.endsWith(mountPath) ? serverUrl.slice(0, -mountPath.length) : serverUrl;
   return { serverUrl, rootUrl };
 }
@@ -49,7 +50,8 @@ export function apiDocumentRoute(basePath: string, source: ApiDocumentSource): R
         ...(source.oauthIssuer ? { oauthIssuer: source.oauthIssuer(request) } : {}),
         ...(source.extraPaths ? { extraPaths: source.extraPaths } : {}),
       });
-      return jsonResponse(200, document, { 'cache-control': 'public, max-age=300' });
+      // Without publicUrl its URLs come from the request's Host: a cache must not answer one Host with another's.
+      return jsonResponse(200, document, { 'cache-control': 'public, max-age=300', ...(source.publicUrl ? {} : { vary: 'Host' }) });
     },
   };
 }

@@ -44,13 +44,16 @@ describeBrowser('a browser app on another origin, in Chromium', { timeout: 60_00
         const tokens = (await (await fetch(discovery.token_endpoint, form({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, client_id: client }))).json()) as { refresh_token: string };
         const refreshed = (await (await fetch(discovery.token_endpoint, form({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: client }))).json()) as { access_token?: string };
         const userinfo = await fetch(discovery.userinfo_endpoint, { headers: { authorization: `Bearer ${refreshed.access_token}` } });
+        const clientCredentials = (headers: Record<string, string>) => fetch(discovery.token_endpoint, { method: 'POST', headers, body: new URLSearchParams({ grant_type: 'client_credentials' }) });
+        // The same request without the header reaches the platform (a 401): only the header stops the one with it.
+        const withoutSecret = (await clientCredentials({})).status;
         let secretSent = 'sent';
         try {
-          await fetch(discovery.token_endpoint, { method: 'POST', headers: { authorization: `Basic ${btoa('web-client:a-secret')}` }, body: new URLSearchParams({ grant_type: 'client_credentials' }) });
+          await clientCredentials({ authorization: `Basic ${btoa('web-client:a-secret')}` });
         } catch {
           secretSent = 'refused by the browser';
         }
-        return { origin: (globalThis as unknown as { location: { origin: string } }).location.origin, issuer: discovery.issuer, refreshed: typeof refreshed.access_token, userinfo: { status: userinfo.status, body: await userinfo.json() }, secretSent };
+        return { origin: (globalThis as unknown as { location: { origin: string } }).location.origin, issuer: discovery.issuer, refreshed: typeof refreshed.access_token, userinfo: { status: userinfo.status, body: await userinfo.json() }, withoutSecret, secretSent };
       },
       { platform, code: callback.get('code')!, verifier, client: PUBLIC.id, redirectUri: PUBLIC.redirectUri },
     );
@@ -58,6 +61,7 @@ describeBrowser('a browser app on another origin, in Chromium', { timeout: 60_00
     expect(result.issuer).toBe(`${platform}/oauth`);
     expect(result.refreshed).toBe('string');
     expect(result.userinfo).toMatchObject({ status: 200, body: { sub: expect.any(String) } });
+    expect(result.withoutSecret).toBe(401);
     expect(result.secretSent).toBe('refused by the browser');
     await page.close();
   });

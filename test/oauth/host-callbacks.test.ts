@@ -31,7 +31,7 @@ const MISBEHAVING: [string, OAuthOptions['authenticate'], RegExp][] = [
   ['returns a user without sub', () => ({ name: 'Alice' }) as never, /with a non-empty string sub.*an object with name/],
   ['returns a numeric sub', async () => ({ sub: 42 }) as never, /with a non-empty string sub.*an object with sub/],
   ['returns auth_time in milliseconds', () => ({ sub: 'alice', auth_time: Date.now() - 30 * 86_400_000 }), /auth_time that is in milliseconds/],
-  ['returns auth_time NaN', () => ({ sub: 'alice', auth_time: Number('soon') }), /auth_time that is not a whole number of seconds/],
+  ['returns auth_time NaN', () => ({ sub: 'alice', auth_time: Number('soon') }), /auth_time that is not a number of seconds/],
   ['returns auth_time an hour ahead', () => ({ sub: 'alice', auth_time: Math.floor(Date.now() / 1000) + 3600 }), /auth_time that is in the future/],
 ];
 
@@ -43,6 +43,14 @@ async function host(adapter: AdapterName, authenticate: OAuthOptions['authentica
 }
 
 describe.each(ADAPTER_NAMES)('a misbehaving authenticate on %s', (adapter) => {
+  it('OIDC Core 3.1.2.1: an auth_time with a fraction of a second (Date.now() / 1000) is a sign-in time like any other', async () => {
+    const { listener, logger } = await host(adapter, () => ({ sub: 'alice', auth_time: Date.now() / 1000 - 30 }));
+    const res = await request(listener).get(`${AUTHORIZE}&max_age=300`).set('accept', 'text/html');
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('<form');
+    expect(logger.records.filter((record) => record.level === 'error')).toEqual([]);
+  });
+
   it.each(MISBEHAVING)('that %s: the error page (500), the cause logged once', async (_, authenticate, logged) => {
     const { listener, logger } = await host(adapter, authenticate);
     const res = await request(listener).get(AUTHORIZE).set('accept', 'text/html,application/xhtml+xml,*/*;q=0.8');

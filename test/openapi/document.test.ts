@@ -29,6 +29,9 @@ describe.each(ADAPTERS)('the API document on $name', (adapter) => {
     const served = await host(adapter);
     const res = await request(served.server).get('/openapi/v1/openapi.json');
     expect(res.headers['cache-control']).toBe('public, max-age=300');
+    // Without a publicUrl its URLs come from Host (RFC 9110 7.2): caches key on it, and one no URL can carry is a 400.
+    expect(res.headers.vary).toMatch(/\bhost\b/i);
+    expect((await request(served.server).get('/openapi/v1/openapi.json').set('host', 'a b')).status).toBe(400);
     const document = await fetchDocument(served);
     expect(document.openapi).toMatch(/^3\.1\./);
     expect(document.servers).toEqual([{ url: served.url }]);

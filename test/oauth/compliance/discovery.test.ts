@@ -80,6 +80,15 @@ describe.each(ADAPTER_NAMES)('discovery and id_token on %s', (adapter) => {
     const host = await startHost(adapter);
     const good = await host.http().get('/oauth/.well-known/openid-configuration');
     expect(good.headers.vary).toMatch(/\bhost\b/i);
+    // A Host a URL writes another way is taken in that form: the issuer and every URL agree.
+    // (@hono/node-server, under the Hono and fetch hosts here, answers 400 itself to a long-form IPv6 Host.)
+    const rewritten = [['EXAMPLE.com:80', 'example.com'], ...(adapter === 'hono' || adapter === 'fetch' ? [] : [['[0:0:0:0:0:0:0:1]:8080', '[::1]:8080']])];
+    for (const [sent, written] of rewritten) {
+      const doc = await host.http().get('/oauth/.well-known/openid-configuration').set('host', sent!);
+      expect(doc.status, sent).toBe(200);
+      expect(doc.body.issuer).toBe(`http://${written}/oauth`);
+      expect(doc.body.token_endpoint).toBe(`http://${written}/oauth/token`);
+    }
     // @hono/node-server (under the Hono and fetch hosts here) builds no Request for an IPv4 address
     // out of range: it answers 500 for any handler that reads the headers, the host's own too.
     const unbuildable = adapter === 'hono' || adapter === 'fetch' ? ['999.999.999.999'] : [];

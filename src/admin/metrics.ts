@@ -14,7 +14,7 @@ export function metricsRoutes(basePath: string, access: AdminAccessCheck, regist
         responses: { 200: { description: 'The Prometheus text exposition', contentType: registry.contentType } },
       },
       async handle() {
-        return { status: 200, headers: { 'content-type': registry.contentType, 'cache-control': 'no-store' }, body: await registry.metrics() };
+        return { status: 200, headers: { 'content-type': registry.contentType }, body: await registry.metrics() };
       },
     }),
   ];

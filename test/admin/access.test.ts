@@ -56,7 +56,7 @@ describe.each(ADAPTER_NAMES)('admin API access on %s', (adapter) => {
   it('RFC 9111 5.2.2.5: no cache keeps an answer of the admin API, reads and errors included', async () => {
     const host = await startHost(adapter, { platform: { admin: { token: TOKEN } } });
     const auth = { authorization: `Bearer ${TOKEN}` };
-    for (const path of ['/admin/clients', '/admin/rules', `/admin/usage?client_id=${CONFIDENTIAL.id}`, `/admin/usage/history?client_id=${CONFIDENTIAL.id}`]) {
+    for (const path of ['/admin/clients', '/admin/rules', '/admin/metrics', `/admin/usage?client_id=${CONFIDENTIAL.id}`, `/admin/usage/history?client_id=${CONFIDENTIAL.id}`]) {
       const answer = await host.http().get(path).set(auth);
       expect(answer.status, path).toBe(200);
       expect(answer.headers['cache-control'], path).toBe('no-store');

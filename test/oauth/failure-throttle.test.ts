@@ -5,7 +5,7 @@
  *
  * Whole though past 350 lines: the reservation suite is one set of cases run on every store.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { countFailures, createFailureThrottle, guardedThrottle, type CountedKey, type FailureThrottle, type Reserved } from '../../src/oauth/throttle.js';
 import { failureWindows, type FailureWindows } from '../../src/oauth/failure-windows.js';
 import { failureWindowStatements } from '../../src/oauth/store/postgres-sql.js';
@@ -13,18 +13,12 @@ import { createStoreGuard } from '../../src/core/store-guard.js';
 import { silentLogger } from '../../src/core/logger.js';
 import pg from 'pg';
 import { databaseUrl, describePostgres, describeRedis } from '../support/services.js';
-import { memoryStores, postgresStores, redisStores, type StoreFactory } from './shared-stores.js';
+import { memoryStores, postgresStores, redisStores, storesForEachTest, type StoreFactory } from './shared-stores.js';
 
 /** Keys of two kinds with limits of their own, as client authentication counts an IP and an IP with a client id. */
 function keyKindsSuite(makeStores: () => StoreFactory) {
-  let stores: StoreFactory;
-  beforeEach(() => {
-    stores = makeStores();
-  });
-  afterEach(async () => {
-    await stores.close();
-  });
-  const throttle = () => createFailureThrottle({ failures: { ip: 5, pair: 2 }, windowSeconds: 60, name: 'kinds', store: stores.open() });
+  const stores = storesForEachTest(makeStores);
+  const throttle = () => createFailureThrottle({ failures: { ip: 5, pair: 2 }, windowSeconds: 60, name: 'kinds', store: stores().open() });
   const keys = (ip: string, client: string) => [
     { kind: 'ip', id: ip },
     { kind: 'pair', id: `${ip} ${client}` },
@@ -90,14 +84,8 @@ async function expectOneWrongSecretHeld(throttle: FailureThrottle, keys: readonl
 }
 
 function reservationSuite(makeStores: () => StoreFactory) {
-  let stores: StoreFactory;
-  beforeEach(() => {
-    stores = makeStores();
-  });
-  afterEach(async () => {
-    await stores.close();
-  });
-  const windows = () => failureWindows(stores.open(), 'ids', 60_000);
+  const stores = storesForEachTest(makeStores);
+  const windows = () => failureWindows(stores().open(), 'ids', 60_000);
   const limits = { ip: 10, pair: 3 };
   const keys = [
     { kind: 'ip', id: '192.0.2.1' },
@@ -152,7 +140,7 @@ function reservationSuite(makeStores: () => StoreFactory) {
   });
 
   it('a reservation that reaches the store after its own give-back counts nothing, while other attempts still count, until a window after the give-back', async () => {
-    const counts = failureWindows(stores.open(), 'late', 600);
+    const counts = failureWindows(stores().open(), 'late', 600);
     await counts.reserve('k', 'attempt-1');
     await counts.giveBack('k', 'late');
     const late = await counts.reserve('k', 'late');
@@ -194,11 +182,11 @@ function reservationSuite(makeStores: () => StoreFactory) {
    */
   function steppedWindows(name: string) {
     let clock = Date.now();
-    if (!stores.shared) vi.useFakeTimers({ toFake: ['performance'] });
-    const counts = failureWindows(stores.open(() => clock), name, 60_000);
+    if (!stores().shared) vi.useFakeTimers({ toFake: ['performance'] });
+    const counts = failureWindows(stores().open(() => clock), name, 60_000);
     const step = (ms: number) => {
       clock += ms;
-      if (!stores.shared) vi.advanceTimersByTime(ms);
+      if (!stores().shared) vi.advanceTimersByTime(ms);
     };
     return { counts, step, now: () => clock };
   }
@@ -230,13 +218,14 @@ function reservationSuite(makeStores: () => StoreFactory) {
         await counts.giveBack('k', `late-${i}`);
       }
       // What the store keeps (out of the test's reach in memory): the give-backs of the last window, as after each of them.
-      if (stores.givenBack) expect(await stores.givenBack('busy', 'k', now())).toEqual(['late-21', 'late-22', 'late-23']);
+      const { givenBack } = stores();
+      if (givenBack) expect(await givenBack('busy', 'k', now())).toEqual(['late-21', 'late-22', 'late-23']);
       step(25_000);
       expect((await counts.reserve('k', 'late-0')).count).toBe(1);
       expect((await counts.reserve('k', 'late-21')).count).toBe(2);
       expect((await counts.reserve('k', 'late-22')).count).toBe(2);
       expect((await counts.reserve('k', 'late-23')).count).toBe(2);
-      if (stores.givenBack) expect(await stores.givenBack('busy', 'k', now())).toEqual(['late-22', 'late-23']);
+      if (givenBack) expect(await givenBack('busy', 'k', now())).toEqual(['late-22', 'late-23']);
     } finally {
       vi.useRealTimers();
     }
@@ -272,7 +261,7 @@ function reservationSuite(makeStores: () => StoreFactory) {
   });
 
   it('a window is fixed from its first reservation: a later one does not stretch it, and once it ends the next reservation starts a new one', async () => {
-    const counts = failureWindows(stores.open(), 'fixed', 600);
+    const counts = failureWindows(stores().open(), 'fixed', 600);
     const started = performance.now();
     await counts.reserve('k', 'attempt-1');
     await new Promise((resolve) => setTimeout(resolve, 300));

@@ -5,7 +5,7 @@
  * Whole though past 350 lines: the Redis and PostgreSQL blocks share one suite and one set of
  * broken-connection helpers.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ConfigurationError } from '../../src/core/errors.js';
 import { oauthMigrationSql, createPostgresOAuthStore, createRedisOAuthStore, type PostgresOAuthStore } from '../../src/oauth/store/index.js';
 import { createLoginThrottle, type LoginThrottle } from '../../src/oauth/login-throttle.js';
@@ -15,7 +15,7 @@ import pg from 'pg';
 import { StoreTimeoutError } from '../../src/core/store-errors.js';
 import { databaseUrl, describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
 import { hostPort, startTcpProxy, viaProxy, type ProxyDelay, type TcpProxy } from '../support/tcp-proxy.js';
-import { memoryStores, postgresStores, redisStores, type StoreFactory } from './shared-stores.js';
+import { memoryStores, postgresStores, redisStores, storesForEachTest, type StoreFactory } from './shared-stores.js';
 import { scanKeys } from '../../src/core/redis-scan.js';
 
 async function burst(logins: LoginThrottle[], count: number, username: string, ip: (i: number) => string) {
@@ -24,14 +24,8 @@ async function burst(logins: LoginThrottle[], count: number, username: string, i
 }
 
 function loginThrottleSuite(makeStores: () => StoreFactory) {
-  let stores: StoreFactory;
-  beforeEach(() => {
-    stores = makeStores();
-  });
-  afterEach(async () => {
-    await stores.close();
-  });
-  const throttle = (failures: number, addressFailures?: number) => createLoginThrottle({ failures, addressFailures, windowSeconds: 60, store: stores.open() });
+  const stores = storesForEachTest(makeStores);
+  const throttle = (failures: number, addressFailures?: number) => createLoginThrottle({ failures, addressFailures, windowSeconds: 60, store: stores().open() });
 
   it('failures for a user name from one address never stop the right password from another', async () => {
     const logins = throttle(3);

@@ -4,6 +4,7 @@
  * process would have. Every factory works under a key prefix or schema of its own.
  */
 import { Redis } from 'ioredis';
+import { afterEach, beforeEach } from 'vitest';
 import pg from 'pg';
 import { createMemoryOAuthStore, createPostgresOAuthStore, createRedisOAuthStore, type OAuthStore } from '../../src/oauth/store/index.js';
 import { globEscape, scanKeys } from '../../src/core/redis-scan.js';
@@ -84,4 +85,16 @@ export function postgresStores(options: { migrate?: boolean; now?: () => number 
       await Promise.all(pools.map((p) => p.end()));
     },
   };
+}
+
+/** Fresh stores for each test of the suite that calls it, closed after the test: the getter answers the running test's. */
+export function storesForEachTest(makeStores: () => StoreFactory): () => StoreFactory {
+  let stores: StoreFactory | undefined;
+  beforeEach(() => {
+    stores = makeStores();
+  });
+  afterEach(async () => {
+    await stores?.close();
+  });
+  return () => stores!;
 }

@@ -12,13 +12,13 @@ import type { StoreCall } from '../../core/store-guard.js';
 import type { QuotaPeriod } from '../periods.js';
 import type { MatchedRules, QuotaRule } from '../rules.js';
 
-/** One period's counter for the current call. */
 /**
  * The quota store's name in the store guard, its log lines and a pool's local queue: the queue
  * sheds the store's waiting calls by it when the guard finds the store failing (docs/stores.md).
  */
 export const QUOTA_STORE_NAME = 'quota store';
 
+/** One period's counter for the current call. */
 export interface QuotaBucket {
   period: QuotaPeriod;
   /** Start of the period, UTC ms: part of the counter's key. */

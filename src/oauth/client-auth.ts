@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readBasicAuth } from '../core/basic-auth.js';
 import { countedAddress } from '../core/client-address.js';
-import type { PlatformRequest } from '../core/http.js';
+import { header, type PlatformRequest } from '../core/http.js';
 import { verifyClientSecret } from './client-secret.js';
 import type { OAuthContext } from './context.js';
 import { OAuthProtocolError } from './errors.js';
@@ -36,10 +36,23 @@ interface PresentedCredentials {
   secret?: string;
 }
 
+/**
+ * A browser navigating to the endpoint (a form or a link on some page): a browser sends the user
+ * and password of a URL (`https://client:guess@…`) as Basic credentials when the 401 challenges
+ * it, so any site could make its visitors' browsers guess, counted at their addresses. A client's
+ * server sends none of these headers.
+ */
+function fromBrowserNavigation(request: PlatformRequest): boolean {
+  const mode = header(request, 'sec-fetch-mode');
+  return mode === 'navigate' || mode === 'nested-navigate';
+}
+
 function presentedCredentials(request: PlatformRequest, form: Record<string, string>): PresentedCredentials {
   const auth = readBasicAuth(request);
   if (auth.kind === 'malformed') throw invalidClient();
   if (auth.kind === 'basic') {
+    // Checked by nobody and counted nowhere: a secret typed into a URL is no client authenticating.
+    if (fromBrowserNavigation(request)) throw invalidClient();
     const clientId = formDecode(auth.user);
     // RFC 6749 2.3: one authentication method per request.
     if (form.client_secret !== undefined) throw new OAuthProtocolError('invalid_request', 'send client credentials either with HTTP Basic or in the body, not both');

@@ -178,6 +178,19 @@ function bruteForceSuite(makeStores: () => StoreFactory, adapters: readonly Adap
   );
 
   it.each(adapters)(
+    "RFC 6749 10.10: Basic credentials a browser sends while navigating (a URL's user and password, from any site's page) are 401 and never counted on %s: the right secret from that address still works",
+    async (adapter) => {
+      const host = await sequentialHostOn(adapter, stores.open());
+      const navigations = await sequentially(ADDRESS_LIMIT + LIMIT, (i) =>
+        postFormFrom(LEGITIMATE, `${host.origin}/oauth/token`, { grant_type: 'client_credentials' }, { authorization: basic(i % 2 ? SERVICE.id : `made-up-${i}`, `${WRONG}-${i}`), 'sec-fetch-mode': 'navigate', origin: 'https://elsewhere.example' }),
+      );
+      expect(tally(navigations)).toEqual({ 401: ADDRESS_LIMIT + LIMIT });
+      const right = await token(host, LEGITIMATE, { grant_type: 'client_credentials' }, basic(SERVICE.id, SERVICE.secret!));
+      expect(right.status, JSON.stringify(right.body)).toBe(200);
+    },
+  );
+
+  it.each(adapters)(
     'RFC 6749 10.10 / RFC 6585 4: 200 concurrent wrong secrets from one address on %s run exactly 10 secret checks; the rest get 429 with Retry-After',
     async (adapter) => {
       const host = await burstHostOn(adapter, stores.open());

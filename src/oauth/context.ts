@@ -36,9 +36,8 @@ export interface OAuthContext {
   /** Opt-in grace after a rotation for the token it rotated out (0: none; docs/oauth.md#tokens). */
   refreshRetryGraceMs: number;
   /**
-   * The store's confirmRotation outside the store guard: it runs after the answer has left, so no
-   * request waits for it, and a slow or failed one is no outage to report (it only leaves the
-   * rotation pending).
+   * Tells the store a rotation's answer was written, trying again while it fails
+   * (rotation-confirmations.ts); settles as the first try does.
    */
   confirmRotation(successor: TokenRef): Promise<void>;
   bodyLimit: number;

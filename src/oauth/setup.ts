@@ -29,6 +29,7 @@ import { handleIntrospect, introspectDoc } from './introspection.js';
 import { handleRevoke, revokeDoc } from './revocation.js';
 import { handleToken, tokenDoc } from './token-endpoint.js';
 import { parseToken } from './token-format.js';
+import { rotationConfirmations } from './rotation-confirmations.js';
 import { handleUserinfo, userinfoDoc } from './userinfo.js';
 import { lockedAddresses } from './locked-addresses.js';
 
@@ -205,7 +206,7 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     loginUrl: options.loginUrl,
     lifetimes: { ...lifetimes },
     refreshRetryGraceMs: options.refreshRetryGraceSeconds * 1000,
-    confirmRotation: (successor) => rawStore.confirmRotation(successor),
+    confirmRotation: rotationConfirmations(rawStore, storeGuard, lifetimes.accessToken),
     bodyLimit: shared.bodyLimit,
     engine: new OAuth2Server({ model: {} as OAuth2Server.AuthorizationCodeModel }),
     secrets: createSecretVerifier({ now: shared.now }),

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { configurationError } from '../core/errors.js';
+import { retryWhenBack } from '../core/retry-when-back.js';
 import type { StoreCall, StoreGuard } from '../core/store-guard.js';
 import { failureWindows, type FailureWindow, type FailureWindows } from './failure-windows.js';
 import type { OAuthStore } from './store/types.js';
@@ -201,38 +202,11 @@ export function guardedThrottle(
   const call = <T>(work: (step: StoreCall) => Promise<T>): Promise<T> => (failures === 'unavailable' ? guard.run(work) : guard.ask(work));
   // A give-back is tried again until the windows it would change have ended, however often the
   // store fails it (a connection that keeps breaking fails many in a row): after that the count
-  // is gone anyway. During an outage the next try waits for the store to answer again; a failure
-  // the guard saw no outage in (shed by a full queue, or sent before the store came back) waits a
-  // pause that doubles, so nothing retries at once or without end.
-  // Each waiting give-back's `cancel` forgets it; a Set keeps the order they came in, oldest first.
-  const rightSecrets = new Set<{ cancel: () => void }>();
-  const others = new Set<{ cancel: () => void }>();
-  const makeRoom = (rightSecret: boolean): boolean => {
-    if (rightSecrets.size + others.size < maxPending) return true;
-    const oldest = rightSecret ? others.values().next().value : undefined;
-    if (oldest === undefined) return false;
-    oldest.cancel();
-    others.delete(oldest);
-    return true;
-  };
-  const releaseWhenBack = (release: () => Promise<void>, countedUntil: number, rightSecret: boolean, pauseMs = FIRST_RETRY_PAUSE_MS): Promise<void> =>
-    call(release).catch((error: unknown) => {
-      if (!makeRoom(rightSecret)) throw error;
-      const held = rightSecret ? rightSecrets : others;
-      const waiting = { cancel: () => {} };
-      const retry = (nextPauseMs: number) => {
-        held.delete(waiting);
-        if (performance.now() < countedUntil) releaseWhenBack(release, countedUntil, rightSecret, nextPauseMs).catch(() => undefined);
-      };
-      held.add(waiting);
-      if (guard.degraded) waiting.cancel = guard.whenBack(() => retry(pauseMs));
-      else {
-        const timer = setTimeout(() => retry(Math.min(2 * pauseMs, LONGEST_RETRY_PAUSE_MS)), Math.min(pauseMs, countedUntil - performance.now()));
-        timer.unref();
-        waiting.cancel = () => clearTimeout(timer);
-      }
-      throw error;
-    });
+  // is gone anyway. A right secret's give-back is kept over the others, which anyone can cause
+  // without a credential (MAX_PENDING_GIVE_BACKS).
+  const giveBacks = retryWhenBack(guard, { maxPending, firstPauseMs: FIRST_RETRY_PAUSE_MS, longestPauseMs: LONGEST_RETRY_PAUSE_MS });
+  const releaseWhenBack = (release: () => Promise<void>, countedUntil: number, rightSecret: boolean): Promise<void> =>
+    giveBacks.run(() => call(release), countedUntil, rightSecret);
   return {
     attempt(names) {
       const abandoned = new AbortController();

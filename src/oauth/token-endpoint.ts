@@ -102,8 +102,8 @@ export async function handleToken(request: PlatformRequest, context: OAuthContex
 
 /**
  * Once a refresh's answer was written, its rotation is no longer pending: the token it rotated
- * out becomes a reuse (docs/oauth.md#tokens). Off the request path; if the store cannot be told,
- * the rotation stays pending, and a later retry replaces a successor that then counts as reused.
+ * out becomes a reuse (docs/oauth.md#tokens). Off the request path; while the store cannot be
+ * told, the rotation stays pending and the confirmation is tried again (rotation-confirmations.ts).
  */
 function confirmRotation(context: OAuthContext, successor: TokenRef): void {
   context.confirmRotation(successor).catch((error: unknown) => {

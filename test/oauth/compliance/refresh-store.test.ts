@@ -248,6 +248,29 @@ function describeStoreRefresh(factory: () => StoreFactory) {
     await expectGrantEnded(host, second);
   });
 
+  it('RFC 9700 4.14.2: a confirmation the store failed is tried again, and a replay of the rotated-out refresh token then ends the grant', async () => {
+    const { store: inner, confirmed } = confirming(stores.open());
+    let failures = 2;
+    const store: OAuthStore = {
+      ...inner,
+      confirmRotation: async (successor) => {
+        if (failures > 0) {
+          failures -= 1;
+          throw new Error('connection reset');
+        }
+        await inner.confirmRotation(successor);
+      },
+    };
+    const { host, reuses } = await hostWithEvents('express', { oauth: { store } });
+    const first = await host.tokens({ scope: SCOPE });
+    const second = await refreshed(host, first.refresh_token!);
+    await confirmed(1);
+    expect(failures).toBe(0);
+    expect((await host.refresh(first.refresh_token!)).body.error).toBe('invalid_grant');
+    expect(reuses()).toBe(1);
+    await expectGrantEnded(host, second);
+  });
+
   it('RFC 9700 4.14.2: a rotation stored but never answered is repeated by the same refresh token, and the grant lives on', async () => {
     const { store: inner } = confirming(stores.open());
     // The rotation commits, then its answer is lost on the way back.

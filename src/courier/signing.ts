@@ -44,10 +44,13 @@ export function resolveSigner(option: SignerOption = 'md5', field = 'courier.sig
   throw configurationError('invalid_option', field, `must be 'md5', 'hmac-sha256' or a function, got ${JSON.stringify(option)}`);
 }
 
-/** Constant-time comparison of a received signature with the expected one. */
+/**
+ * Constant-time comparison of a received signature with the expected one, both in upper case: a
+ * hexadecimal sign may come in either case, and a custom signer may answer lower-case hex.
+ */
 export function signaturesMatch(received: unknown, expected: string): boolean {
   if (typeof received !== 'string') return false;
   const a = Buffer.from(received.toUpperCase(), 'utf8');
-  const b = Buffer.from(expected, 'utf8');
+  const b = Buffer.from(expected.toUpperCase(), 'utf8');
   return a.length === b.length && timingSafeEqual(a, b);
 }

@@ -50,6 +50,7 @@ describe('upstream signing (docs/signing.md)', () => {
   it('compares signatures case-insensitively and rejects non-strings', () => {
     const sign = md5Signer({ api: 'x' }, 's');
     expect(signaturesMatch(sign.toLowerCase(), sign)).toBe(true);
+    expect(signaturesMatch(sign, sign.toLowerCase())).toBe(true);
     expect(signaturesMatch(sign.slice(1), sign)).toBe(false);
     expect(signaturesMatch(42, sign)).toBe(false);
   });

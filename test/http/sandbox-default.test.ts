@@ -2,8 +2,10 @@
  * Without upstreamUrl and without transport the proxy talks to the bundled sandbox in-process
  * (docs/sandbox.md): Basic Auth sandbox-app:sandbox-secret works, and a warning says so once.
  */
+import { createHash } from 'node:crypto';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { canonicalString, type Signer } from '../../src/courier/signing.js';
 import { SandboxCode } from '../../src/sandbox/index.js';
 import { ADAPTERS } from '../support/apps.js';
 import { SANDBOX_APP, basic, envelope, okData, orderBody } from '../support/courier.js';
@@ -55,6 +57,18 @@ describe.each(ADAPTERS)('built-in sandbox on $name', (adapter) => {
   it('no further warning after the calls', () => {
     expect(sandboxWarnings(logger.records)).toHaveLength(1);
   });
+});
+
+it('docs/signing.md: the in-process sandbox checks signatures with a custom signer that answers lower-case hex', async () => {
+  const sha256: Signer = (fields, appSecret) => createHash('sha256').update(`${canonicalString(fields)}&key=${appSecret}`, 'utf8').digest('hex');
+  const app = await serve(ADAPTERS[0]!.build({ logger: capturingLogger(), courier: { signer: sha256 } }));
+  try {
+    okData(await request(app.server).get('/courier/get_balance').set('authorization', basic(SANDBOX_APP.appId, SANDBOX_APP.appSecret)));
+    const wrong = await request(app.server).get('/courier/get_balance').set('authorization', basic(SANDBOX_APP.appId, 'nope'));
+    expect(envelope(wrong, 200, 1).data).toEqual({ upstreamCode: SandboxCode.INVALID_SIGNATURE });
+  } finally {
+    await app.close();
+  }
 });
 
 it('courier: {} also selects the in-process sandbox', async () => {

@@ -135,6 +135,7 @@ function orderObject<P extends z.ZodType<number>>(paymentId: P) {
     goodsCollection: money,
     goodsPayment: money,
     returnPrintImg: returnPrintImg.optional(),
+    couponId: id.optional(),
     goods: z.array(goodsLine).max(100).optional(),
   });
 }
@@ -196,7 +197,7 @@ const noParameters = z.strictObject({});
  *
  * Which fields are required:
  * - create_order / create_agent_order: every field but sellerOrderNo, sellerQrcode, createMemo,
- *   expressTagIds, returnPrintImg and goods; in a goods line only goodsName.
+ *   expressTagIds, returnPrintImg, couponId and goods; in a goods line only goodsName.
  * - billing_fee: the fields an estimate needs (order, send, fetch and payment type, expressTypeId,
  *   both mansion and floor ids, goodsWeight); every other create_order field is optional.
  * - cancel_order: only orderId. query_pre_order_status: only preorderId.

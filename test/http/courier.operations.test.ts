@@ -144,6 +144,18 @@ describe.each(ADAPTERS)('courier proxy on $name', (adapter) => {
       expect(data.serviceCharge as number).toBeGreaterThan(0);
     });
 
+    it('billing_fee and create_order take a couponId from get_coupon, whose amount comes off payAmount', async () => {
+      const [coupon] = okData<{ couponId: number; couponAmount: number }[]>(await get('get_coupon'));
+      const body = orderBody(await addresses());
+      const full = okData<{ payAmount: number; couponAmount: number }>(await post('billing_fee', body));
+      const discounted = okData<{ payAmount: number; couponAmount: number }>(await post('billing_fee', { ...body, couponId: coupon!.couponId }));
+      expect(full.couponAmount).toBe(0);
+      expect(discounted.couponAmount).toBe(Math.min(coupon!.couponAmount, full.payAmount));
+      expect(discounted.payAmount).toBeCloseTo(full.payAmount - discounted.couponAmount, 2);
+      okData(await post('create_order', { ...body, sellerOrderNo: `${body.sellerOrderNo}-c`, couponId: coupon!.couponId }));
+      envelope(await post('billing_fee', { ...body, couponId: 0 }), 400, 1);
+    });
+
     it('create_order -> query_order_logs -> cancel_order -> query_account_details of today', async () => {
       const body = orderBody(await addresses());
       const created = okData(await post('create_order', body));

@@ -19,6 +19,14 @@ history included) in one transaction, against DATABASE_URL (or --database-url).
   --print                print the SQL instead of running it (for your own migration tool)
 `;
 
+/**
+ * How long the migration waits for a lock another session holds (a long transaction or query on
+ * the tables, a pg_dump, an application's own migration of the schema). \`ALTER TABLE\` waits for an
+ * exclusive lock, and every query of the application on that table queues behind the waiting
+ * migration: it gives up instead, changes nothing, and says so.
+ */
+export const MIGRATE_LOCK_TIMEOUT_SECONDS = 10;
+
 /** Both stores' DDL, each store's part validated as the stores validate their options. */
 export function migrationSql(schema: string | undefined): string {
   try {
@@ -54,7 +62,13 @@ export async function migrateCommand(args: readonly string[], io: { stdout: Node
     throw new CliError('migrate: the `pg` package is not installed (npm install pg)');
   }
   const Client = pg.default?.Client ?? pg.Client;
-  const client = new Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
+  let client: InstanceType<typeof Client>;
+  try {
+    client = new Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
+  } catch (error) {
+    // pg's reason names the part it cannot read, never the password.
+    throw new CliError(`migrate: the database URL is not one pg can read: ${reasonOf(error)}`, 2);
+  }
   client.on('error', () => {}); // a dropped connection surfaces as the query's own error
   try {
     await client.connect();
@@ -64,9 +78,16 @@ export async function migrateCommand(args: readonly string[], io: { stdout: Node
   try {
     // One query string is one implicit transaction: all of it or nothing. The stores' migration
     // lock of the schema keeps an application starting meanwhile from creating it at the same time.
-    await client.query(`BEGIN;\n${migrationLockSql(schema)};\n${sql}\nCOMMIT;`);
+    // lock_timeout bounds every lock wait of the transaction, that migration lock included.
+    await client.query(`BEGIN;\nSET LOCAL lock_timeout = '${MIGRATE_LOCK_TIMEOUT_SECONDS}s';\n${migrationLockSql(schema)};\n${sql}\nCOMMIT;`);
     io.stdout.write(`migrate: the OAuth and quota tables are in schema ${schema}\n`);
   } catch (error) {
+    if ((error as { code?: unknown }).code === '55P03') {
+      throw new CliError(
+        `migrate: another session held a lock on schema ${schema} or its tables for ${MIGRATE_LOCK_TIMEOUT_SECONDS} s ` +
+          '(a long transaction or query on them, a dump, a migration under way); nothing was changed: run it again once that has ended',
+      );
+    }
     throw new CliError(`migrate: ${reasonOf(error)}`);
   } finally {
     await client.end().catch(() => undefined);

@@ -43,6 +43,13 @@ export interface OperationContext {
 
 export type Operation = (params: Params, context: OperationContext) => unknown;
 
+/**
+ * The longest sellerOrderNo and cancelMemo the sandbox keeps, as the proxy allows them
+ * (src/courier/schemas.ts): each is kept with its order, up to maxOrdersPerApp of them.
+ */
+export const MAX_REFERENCE_LENGTH = 64;
+export const MAX_MEMO_LENGTH = 500;
+
 /** companyId of every order the sandbox creates. */
 export const SANDBOX_COMPANY_ID = 10001;
 
@@ -236,7 +243,7 @@ const createOrder: Operation = (params, context): CreatedOrder => {
   const payment = NORMAL_PAYMENTS.get(paymentId) as { name: string; funding: Funding };
   const order = context.ledger.addOrder(
     {
-      sellerOrderNo: optionalString(params, 'sellerOrderNo'),
+      sellerOrderNo: optionalString(params, 'sellerOrderNo', MAX_REFERENCE_LENGTH),
       paymentName: payment.name,
       funding: payment.funding,
       payCents: priced.payCents,
@@ -252,7 +259,7 @@ const createAgentOrder: Operation = (params, context): CreatedAgentOrder => {
   const wallet = requiredEnum(params, 'paymentId', [1, 2]);
   const order = context.ledger.addOrder(
     {
-      sellerOrderNo: optionalString(params, 'sellerOrderNo'),
+      sellerOrderNo: optionalString(params, 'sellerOrderNo', MAX_REFERENCE_LENGTH),
       paymentName: `e-wallet ${wallet}`,
       funding: 'external',
       payCents: priced.payCents,
@@ -270,7 +277,7 @@ const createAgentOrder: Operation = (params, context): CreatedAgentOrder => {
 
 const cancelOrder: Operation = (params, { ledger, epochMs }): CancelledOrder => {
   const orderId = requiredString(params, 'orderId');
-  ledger.cancelOrder(orderId, optionalString(params, 'cancelMemo'), epochMs);
+  ledger.cancelOrder(orderId, optionalString(params, 'cancelMemo', MAX_MEMO_LENGTH), epochMs);
   return { orderId, cancelled: true };
 };
 
@@ -307,7 +314,7 @@ const createPreOrder: Operation = (params, { ledger, epochMs }): { preorderId: s
     offer !== undefined
       ? toCents(offer)
       : estimateFee({ expressTypeId, goodsWeight, fetchTypeId: 11, sendTypeId: 21, expressTagIds, couponCents: 0 }).payCents;
-  const preOrder = ledger.addPreOrder(optionalString(params, 'sellerOrderNo'), payCents, epochMs);
+  const preOrder = ledger.addPreOrder(optionalString(params, 'sellerOrderNo', MAX_REFERENCE_LENGTH), payCents, epochMs);
   return { preorderId: preOrder.preorderId };
 };
 

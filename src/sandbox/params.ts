@@ -58,13 +58,20 @@ export function optionalAmount(params: Params, field: string): number | undefine
   return n;
 }
 
-/** A non-empty string (numbers are accepted and rendered), or undefined when absent. */
-export function optionalString(params: Params, field: string): string | undefined {
+/**
+ * A non-empty string (numbers are accepted and rendered), or undefined when absent; at most
+ * `maxLength` characters when given, as the proxy allows (a string the sandbox keeps with an order
+ * must not let one caller fill its memory).
+ */
+export function optionalString(params: Params, field: string, maxLength?: number): string | undefined {
   const value = params[field];
   if (isAbsent(value)) return undefined;
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  throw invalidParameter(field, `must be a string, got ${show(value)}`);
+  const text = typeof value === 'string' ? value : typeof value === 'number' && Number.isFinite(value) ? String(value) : undefined;
+  if (text === undefined) throw invalidParameter(field, `must be a string, got ${show(value)}`);
+  if (maxLength !== undefined && text.length > maxLength) {
+    throw invalidParameter(field, `must be at most ${maxLength} characters, got ${text.length}`);
+  }
+  return text;
 }
 
 export function requiredString(params: Params, field: string): string {

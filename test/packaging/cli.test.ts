@@ -57,6 +57,22 @@ describe('courier-platform (the bin of the packed package)', () => {
     expect(flag.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it('an argument that is no option is refused without being repeated: it may be a password or a secret', () => {
+    const url = run(['migrate', 'postgres://app:pw-never-printed@db.example/prod']);
+    expect(url.status).toBe(2);
+    expect(url.stderr).toMatch(/^courier-platform: migrate: takes options only/);
+    const typed = run(['hash-secret', 'secret-never-printed'], { input: 'the piped secret' });
+    expect([typed.status, typed.stdout]).toEqual([2, '']);
+    for (const answer of [url, typed]) expect(`${answer.stdout}${answer.stderr}`).not.toMatch(/never-printed/);
+  });
+
+  it('migrate: a database URL pg cannot read is a usage error (exit 2) that never shows its password', () => {
+    const bad = run(['migrate'], { env: { DATABASE_URL: 'postgres://app:pw-never-printed@127.0.0.1:99999/x' } });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/^courier-platform: migrate: the database URL is not one pg can read: /);
+    expect(bad.stderr).not.toMatch(/never-printed|unexpected failure/);
+  });
+
   it('--version prints the installed package\'s version', () => {
     const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
     const printed = run(['--version']);
@@ -135,6 +151,29 @@ describePostgres('courier-platform migrate against PostgreSQL', () => {
     expect((await quota.consume('cli-client', '/openapi/v1/ping')).outcome).toBe('admitted');
     expect((await pool!.query(`SELECT to_regclass('"${schema}".oauth_failure_windows') AS t`)).rows[0].t).not.toBeNull();
   });
+
+  it('gives up on a lock another session holds, within its lock timeout, changing nothing; the application\'s queries do not queue behind it for longer', async () => {
+    // A long reader of the grants (a report, a pg_dump): ALTER TABLE waits for it, and every query
+    // of the application on the table would queue behind that wait for as long as it lasts.
+    const reader = await pool!.connect();
+    try {
+      await reader.query('BEGIN');
+      await reader.query(`SELECT count(*) FROM "${schema}".oauth_grants`);
+      const started = Date.now();
+      const blocked = run(['migrate', '--schema', schema], { env: { DATABASE_URL: databaseUrl } });
+      expect(blocked.status).toBe(1);
+      expect(blocked.stderr).toMatch(/^courier-platform: migrate: another session held a lock on schema \S+ or its tables for 10 s .*nothing was changed/);
+      expect(Date.now() - started).toBeLessThan(20_000);
+      // Nothing of the migration is left waiting in the server for the reader to end.
+      const waiting = await pool!.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%courier-platform:migration:${schema}%'`);
+      expect(waiting.rows[0].n).toBe(0);
+    } finally {
+      await reader.query('ROLLBACK');
+      reader.release();
+    }
+    const again = run(['migrate', '--schema', schema], { env: { DATABASE_URL: databaseUrl } });
+    expect(again.status, again.stderr).toBe(0);
+  }, 60_000);
 
   it('answers an unreachable database with one line and exit 1', () => {
     const down = run(['migrate'], { env: { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' } });

@@ -6,7 +6,7 @@ import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { hmacSha256Signer, md5Signer } from '../../src/courier/signing.js';
 import { startSandbox } from '../../src/sandbox/index.js';
-import { call, post, signed, sandboxPerSuite } from './helpers.js';
+import { call, orderParams, post, signed, sandboxPerSuite } from './helpers.js';
 
 describe('sandbox over HTTP: rejected calls', () => {
   const upstream = sandboxPerSuite();
@@ -73,6 +73,25 @@ describe('sandbox over HTTP: rejected calls', () => {
     });
     expect(status).toBe(413);
     expect(JSON.parse(text)).toMatchObject({ code: 41300, data: null });
+  });
+
+  it('the strings it keeps with an order are at most as long as the proxy allows: code 40004, nothing kept', async () => {
+    // A body of 1 MiB is accepted, and the sandbox keeps up to 50 000 orders an app: a sellerOrderNo
+    // or a cancelMemo of most of a megabyte each would let one caller fill its memory.
+    const long = 'x'.repeat(100_000);
+    for (const [api, params] of [
+      ['create_order', orderParams({ sellerOrderNo: long })],
+      ['create_agent_order', orderParams({ sellerOrderNo: long })],
+      ['create_pre_order', { sellerOrderNo: long }],
+    ] as const) {
+      const refused = await call(upstream.url, api, params);
+      expect(refused, api).toEqual({ code: 40004, message: 'invalid parameter sellerOrderNo: must be at most 64 characters, got 100000', data: null });
+    }
+    const order = await call(upstream.url, 'create_order', orderParams({ sellerOrderNo: 'x'.repeat(64) }));
+    expect(order.code).toBe(0);
+    const memo = await call(upstream.url, 'cancel_order', { orderId: order.data.orderId, cancelMemo: 'm'.repeat(501) });
+    expect(memo).toMatchObject({ code: 40004, message: 'invalid parameter cancelMemo: must be at most 500 characters, got 501' });
+    expect((await call(upstream.url, 'cancel_order', { orderId: order.data.orderId, cancelMemo: 'm'.repeat(500) })).code).toBe(0);
   });
 
   it('a body just under 1 MiB is accepted', async () => {

@@ -8,6 +8,10 @@
  * process hold one retry for every call. A write marked `kept` may take the place of the oldest
  * waiting one that is not: callers mark kept the writes strangers cannot cause, so a flood of
  * strangers' writes cannot crowd them out. A write with no place is not tried again.
+ *
+ * A write may name what it concerns (the brute-force keys a give-back changes): `landing()` tries
+ * the waiting writes that concern something at once, and tells when they and the tries of such
+ * writes under way have settled, so a reader of those keys need not take owed writes for undone.
  */
 import type { StoreGuard } from './store-guard.js';
 
@@ -22,16 +26,41 @@ export interface RetryWhenBackOptions {
 export interface RetryWhenBack {
   /**
    * Runs `write`; settles as its first try does. If that fails, it is tried again as above until
-   * `until` (a `performance.now()` time) has passed or one try lands.
+   * `until` (a `performance.now()` time) has passed or one try lands. `concerns` names what the
+   * write changes, for `landing()`.
    */
-  run(write: () => Promise<unknown>, until: number, kept: boolean): Promise<void>;
+  run(write: () => Promise<unknown>, until: number, kept: boolean, concerns?: readonly string[]): Promise<void>;
+  /**
+   * Undefined when no write that concerns any of `concerns` is owed (waiting, or under way).
+   * Otherwise those waiting are tried now, and the answer settles (never rejects) once every such
+   * try has landed or failed.
+   */
+  landing(concerns: readonly string[]): Promise<void> | undefined;
 }
+
+/** A write waiting for its next try. */
+interface Waiting {
+  /** Forgets it: its timer or its turn when the store is back. */
+  cancel(): void;
+}
+
+/** A write that names its concerns, from its first try until it lands or is given up. */
+interface Owed {
+  readonly concerns: readonly string[];
+  /** The try under way, settling (never rejecting) with it; undefined while waiting. */
+  trying: Promise<void> | undefined;
+  /** Its next try, now; undefined while a try is under way. */
+  tryNow: (() => void) | undefined;
+}
+
+const settle = () => undefined;
 
 export function retryWhenBack(guard: Pick<StoreGuard, 'degraded' | 'whenBack'>, options: RetryWhenBackOptions): RetryWhenBack {
   const { maxPending, firstPauseMs, longestPauseMs } = options;
   // Each waiting write's `cancel` forgets it; a Set keeps the order they came in, oldest first.
-  const kept = new Set<{ cancel: () => void }>();
-  const others = new Set<{ cancel: () => void }>();
+  const kept = new Set<Waiting>();
+  const others = new Set<Waiting>();
+  const owed = new Set<Owed>();
   const makeRoom = (isKept: boolean): boolean => {
     if (kept.size + others.size < maxPending) return true;
     const oldest = isKept ? others.values().next().value : undefined;
@@ -40,26 +69,64 @@ export function retryWhenBack(guard: Pick<StoreGuard, 'degraded' | 'whenBack'>, 
     others.delete(oldest);
     return true;
   };
-  const attempt = (write: () => Promise<unknown>, until: number, isKept: boolean, pauseMs: number): Promise<void> =>
-    write().then(
-      () => undefined,
+  const attempt = (write: () => Promise<unknown>, until: number, isKept: boolean, pauseMs: number, debt?: Owed): Promise<void> => {
+    const tried = write().then(
+      () => {
+        if (debt) owed.delete(debt);
+      },
       (error: unknown) => {
-        if (!makeRoom(isKept)) throw error;
+        if (!makeRoom(isKept)) {
+          if (debt) owed.delete(debt);
+          throw error;
+        }
         const held = isKept ? kept : others;
-        const waiting = { cancel: () => {} };
+        let next = () => {};
+        const waiting: Waiting = {
+          cancel: () => {
+            // Crowded out: never tried again, so nothing is owed any more.
+            next();
+            if (debt) owed.delete(debt);
+          },
+        };
         const retry = (nextPauseMs: number) => {
           held.delete(waiting);
-          if (performance.now() < until) attempt(write, until, isKept, nextPauseMs).catch(() => undefined);
+          if (debt) debt.tryNow = undefined;
+          if (performance.now() < until) attempt(write, until, isKept, nextPauseMs, debt).catch(settle);
+          else if (debt) owed.delete(debt);
         };
         held.add(waiting);
-        if (guard.degraded) waiting.cancel = guard.whenBack(() => retry(pauseMs));
+        if (guard.degraded) next = guard.whenBack(() => retry(pauseMs));
         else {
           const timer = setTimeout(() => retry(Math.min(2 * pauseMs, longestPauseMs)), Math.min(pauseMs, until - performance.now()));
           timer.unref();
-          waiting.cancel = () => clearTimeout(timer);
+          next = () => clearTimeout(timer);
+        }
+        if (debt) {
+          debt.trying = undefined;
+          debt.tryNow = () => {
+            next();
+            retry(pauseMs);
+          };
         }
         throw error;
       },
     );
-  return { run: (write, until, isKept) => attempt(write, until, isKept, firstPauseMs) };
+    if (debt) debt.trying = tried.then(settle, settle);
+    return tried;
+  };
+  return {
+    run(write, until, isKept, concerns) {
+      if (concerns === undefined || concerns.length === 0) return attempt(write, until, isKept, firstPauseMs);
+      const debt: Owed = { concerns, trying: undefined, tryNow: undefined };
+      owed.add(debt);
+      return attempt(write, until, isKept, firstPauseMs, debt);
+    },
+    landing(concerns) {
+      const wanted = new Set(concerns);
+      const mine = [...owed].filter((debt) => debt.concerns.some((concern) => wanted.has(concern)));
+      if (mine.length === 0) return undefined;
+      for (const debt of mine) debt.tryNow?.();
+      return Promise.all(mine.map((debt) => debt.trying)).then(settle);
+    },
+  };
 }

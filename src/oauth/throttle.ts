@@ -205,37 +205,52 @@ export function guardedThrottle(
   // is gone anyway. A right secret's give-back is kept over the others, which anyone can cause
   // without a credential (MAX_PENDING_GIVE_BACKS).
   const giveBacks = retryWhenBack(guard, { maxPending, firstPauseMs: FIRST_RETRY_PAUSE_MS, longestPauseMs: LONGEST_RETRY_PAUSE_MS });
-  const releaseWhenBack = (release: () => Promise<void>, countedUntil: number, rightSecret: boolean): Promise<void> =>
-    giveBacks.run(() => call(release), countedUntil, rightSecret);
+  const releaseWhenBack = (release: () => Promise<void>, countedUntil: number, rightSecret: boolean, concerns: readonly string[]): Promise<void> =>
+    giveBacks.run(() => call(release), countedUntil, rightSecret, concerns);
+  const once = (names: readonly CountedKey[], concerns: readonly string[]): Promise<ThrottledAttempt> => {
+    const abandoned = new AbortController();
+    // Nothing reaches the store before the guard lets the call start.
+    let reserved: Reserved | undefined;
+    // An attempt is several store steps in a row: each one the store answers starts the
+    // deadline again, so a store that answers every step in time is slow, not down
+    // (docs/stores.md#deadlines-and-outages).
+    const reserving = (what: Reserved) => (reserved = what);
+    return call((step) => throttle.attempt(names, { abandoned: abandoned.signal, answered: () => step.sent(), reserving })).then(
+      (attempt) => {
+        // A refusal checked no secret: a give-back the store failed right then is made once it answers.
+        if (attempt.owed) releaseWhenBack(() => attempt.release(), attempt.countedUntil, false, concerns).catch(() => undefined);
+        // A right secret's caller is answered once its give-back lands, or at the store's
+        // deadline while the give-back goes on: waiting in a pool's queue has no deadline of its own.
+        const release = () => atMost(guard.timeoutMs, releaseWhenBack(() => attempt.release(), attempt.countedUntil, true, concerns));
+        return { retryAfter: attempt.retryAfter, release, countedUntil: attempt.countedUntil };
+      },
+      (error: unknown) => {
+        abandoned.abort(error);
+        // Late, or failed part-way: nobody was answered for this attempt, so every key it sent
+        // a reservation for is given back now (it sends none from here on). Not once its
+        // reservations settle: a client may hold one it never settles (a connection dropped,
+        // with no resend), and a count that lands after its give-back counts nothing.
+        const what = reserved;
+        if (what && performance.now() < what.countedUntil) releaseWhenBack(() => what.release(), what.countedUntil, false, concerns).catch(() => undefined);
+        throw error;
+      },
+    );
+  };
   return {
     attempt(names) {
-      const abandoned = new AbortController();
-      // Nothing reaches the store before the guard lets the call start.
-      let reserved: Reserved | undefined;
-      // An attempt is several store steps in a row: each one the store answers starts the
-      // deadline again, so a store that answers every step in time is slow, not down
-      // (docs/stores.md#deadlines-and-outages).
-      const reserving = (what: Reserved) => (reserved = what);
-      return call((step) => throttle.attempt(names, { abandoned: abandoned.signal, answered: () => step.sent(), reserving })).then(
-        (attempt) => {
-          // A refusal checked no secret: a give-back the store failed right then is made once it answers.
-          if (attempt.owed) releaseWhenBack(() => attempt.release(), attempt.countedUntil, false).catch(() => undefined);
-          // A right secret's caller is answered once its give-back lands, or at the store's
-          // deadline while the give-back goes on: waiting in a pool's queue has no deadline of its own.
-          const release = () => atMost(guard.timeoutMs, releaseWhenBack(() => attempt.release(), attempt.countedUntil, true));
-          return { retryAfter: attempt.retryAfter, release, countedUntil: attempt.countedUntil };
-        },
-        (error: unknown) => {
-          abandoned.abort(error);
-          // Late, or failed part-way: nobody was answered for this attempt, so every key it sent
-          // a reservation for is given back now (it sends none from here on). Not once its
-          // reservations settle: a client may hold one it never settles (a connection dropped,
-          // with no resend), and a count that lands after its give-back counts nothing.
-          const what = reserved;
-          if (what && performance.now() < what.countedUntil) releaseWhenBack(() => what.release(), what.countedUntil, false).catch(() => undefined);
-          throw error;
-        },
-      );
+      const concerns = names.map(({ kind, id }) => `${kind}:${id}`);
+      return once(names, concerns).then(async (attempt) => {
+        // A refusal read counts that may still hold attempts this process owes give-backs for
+        // (answered 503 while the store stalled, their counts landing as it came back): the
+        // give-backs wait for the store to answer a call, and this attempt's was often the first.
+        // They are made now, and the attempt is judged once more on what they leave: an outage
+        // never counts as failures. A refusal with nothing owed on its keys stands.
+        if (attempt.retryAfter === 0) return attempt;
+        const owed = giveBacks.landing(concerns);
+        if (owed === undefined) return attempt;
+        await atMost(guard.timeoutMs, owed);
+        return once(names, concerns);
+      });
     },
   };
 }

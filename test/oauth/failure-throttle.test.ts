@@ -10,6 +10,7 @@ import { countFailures, createFailureThrottle, guardedThrottle, type CountedKey,
 import { failureWindows, type FailureWindows } from '../../src/oauth/failure-windows.js';
 import { failureWindowStatements } from '../../src/oauth/store/postgres-sql.js';
 import { createStoreGuard } from '../../src/core/store-guard.js';
+import { StoreTimeoutError } from '../../src/core/store-errors.js';
 import { silentLogger } from '../../src/core/logger.js';
 import pg from 'pg';
 import { databaseUrl, describePostgres, describeRedis } from '../support/services.js';
@@ -257,6 +258,48 @@ function reservationSuite(makeStores: () => StoreFactory) {
     }
     holding = false;
     // The pair (limit 3) holds the one wrong secret only: two more pass, the third is refused.
+    await expectOneWrongSecretHeld(throttle, keys);
+  });
+
+  it('attempts answered as failed while the store stalled, whose counts land as it comes back, never refuse the next right secret: their give-backs are made before it is judged', async () => {
+    const base = windows();
+    let resume = () => {};
+    let stalled: Promise<void> | undefined;
+    // The three held attempts have all read the windows before the first of their counts lands.
+    let sent = 0;
+    let allSent = () => {};
+    const three = new Promise<void>((resolve) => (allSent = resolve));
+    // The store stalls once the reservations were sent: they land, their answers come only when
+    // it is back, and nothing else reaches it meanwhile (a pool's connections are all held).
+    const stalling: FailureWindows = {
+      windowMs: base.windowMs,
+      peek: (key) => base.peek(key),
+      async reserve(key, attemptId) {
+        if (!stalled) return base.reserve(key, attemptId);
+        if (++sent === 3) allSent();
+        await three;
+        const answer = await base.reserve(key, attemptId);
+        await stalled;
+        return answer;
+      },
+      async giveBack(key, attemptId) {
+        if (stalled) throw new Error('timeout exceeded when trying to connect');
+        await base.giveBack(key, attemptId);
+      },
+    };
+    const guard = createStoreGuard({ name: 'stalling store', timeoutMs: 100, logger: silentLogger });
+    // Three failures per IP: the attempts held by the stall would fill it.
+    const throttle = guardedThrottle(countFailures({ ip: 3, pair: 10 }, stalling), guard, 'as-is');
+    expect((await throttle.attempt(keys)).retryAfter).toBe(0); // a wrong secret: stays counted
+    stalled = new Promise((resolve) => (resume = resolve));
+    // Nobody is answered for these: each fails at its deadline, an outage.
+    const held = await Promise.all(Array.from({ length: 3 }, () => throttle.attempt(keys).catch((error: unknown) => error)));
+    for (const error of held) expect(error).toBeInstanceOf(StoreTimeoutError);
+    expect(guard.degraded).toBe(true);
+    stalled = undefined;
+    resume();
+    // The store is back, its counts of the held attempts landed: the right secret is the first
+    // call, and passes. The wrong secret answered before the stall is still the only failure.
     await expectOneWrongSecretHeld(throttle, keys);
   });
 

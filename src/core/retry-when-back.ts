@@ -1,8 +1,9 @@
 /**
  * Store writes that must land although the call that made them failed: a brute-force count given
- * back, a refresh token rotation confirmed. Each is tried again when the store's outage ends, or,
- * while no outage is known (a failure the guard did not take for one, a write refused alone),
- * after a pause that doubles, until a moment past which the write changes nothing.
+ * back, a refresh token rotation confirmed. Each is tried again when the store's outage ends (a
+ * call finds it back, or a probe that tries the oldest waiting write does), or, while no outage is
+ * known (a failure the guard did not take for one, a write refused alone), after a pause that
+ * doubles, until a moment past which the write changes nothing.
  *
  * A bounded number wait, so that a store that takes reads but refuses writes cannot make the
  * process hold one retry for every call. A write marked `kept` may take the place of the oldest
@@ -42,6 +43,8 @@ export interface RetryWhenBack {
 interface Waiting {
   /** Forgets it: its timer or its turn when the store is back. */
   cancel(): void;
+  /** Its next try, now: settles as that try does; undefined when its moment has passed. */
+  tryNow(): Promise<void> | undefined;
 }
 
 /** A write that names its concerns, from its first try until it lands or is given up. */
@@ -69,6 +72,33 @@ export function retryWhenBack(guard: Pick<StoreGuard, 'degraded' | 'whenBack'>, 
     others.delete(oldest);
     return true;
   };
+  // During an outage the waiting writes are tried when a call of the guard finds the store back.
+  // A process that makes no other call would never find it, and the writes would wait until their
+  // moment passed (a count left standing locks a user out for its whole window): so one probe at
+  // a time tries the oldest waiting write, after a pause that doubles. Once one lands, the store
+  // is back and every waiting write is tried.
+  let probe: ReturnType<typeof setTimeout> | undefined;
+  let probePauseMs = firstPauseMs;
+  const probeLater = (): void => {
+    if (probe !== undefined) return;
+    probe = setTimeout(() => {
+      probe = undefined;
+      const oldest: Waiting | undefined = kept.values().next().value ?? others.values().next().value;
+      if (oldest === undefined || !guard.degraded) {
+        probePauseMs = firstPauseMs;
+        return;
+      }
+      probePauseMs = Math.min(2 * probePauseMs, longestPauseMs);
+      const tried = oldest.tryNow();
+      // Its moment had passed: probe with the next one. A try that fails waits again and asks for a probe.
+      if (tried === undefined) return probeLater();
+      tried.then(() => {
+        probePauseMs = firstPauseMs;
+        for (const waiting of [...kept, ...others]) waiting.tryNow()?.catch(settle);
+      }, settle);
+    }, probePauseMs);
+    probe.unref();
+  };
   const attempt = (write: () => Promise<unknown>, until: number, isKept: boolean, pauseMs: number, debt?: Owed): Promise<void> => {
     const tried = write().then(
       () => {
@@ -81,32 +111,36 @@ export function retryWhenBack(guard: Pick<StoreGuard, 'degraded' | 'whenBack'>, 
         }
         const held = isKept ? kept : others;
         let next = () => {};
+        const retry = (nextPauseMs: number): Promise<void> | undefined => {
+          held.delete(waiting);
+          if (debt) debt.tryNow = undefined;
+          if (performance.now() < until) return attempt(write, until, isKept, nextPauseMs, debt);
+          if (debt) owed.delete(debt);
+          return undefined;
+        };
         const waiting: Waiting = {
           cancel: () => {
             // Crowded out: never tried again, so nothing is owed any more.
             next();
             if (debt) owed.delete(debt);
           },
-        };
-        const retry = (nextPauseMs: number) => {
-          held.delete(waiting);
-          if (debt) debt.tryNow = undefined;
-          if (performance.now() < until) attempt(write, until, isKept, nextPauseMs, debt).catch(settle);
-          else if (debt) owed.delete(debt);
+          tryNow: () => {
+            next();
+            return retry(pauseMs);
+          },
         };
         held.add(waiting);
-        if (guard.degraded) next = guard.whenBack(() => retry(pauseMs));
-        else {
-          const timer = setTimeout(() => retry(Math.min(2 * pauseMs, longestPauseMs)), Math.min(pauseMs, until - performance.now()));
+        if (guard.degraded) {
+          next = guard.whenBack(() => retry(pauseMs)?.catch(settle));
+          probeLater();
+        } else {
+          const timer = setTimeout(() => retry(Math.min(2 * pauseMs, longestPauseMs))?.catch(settle), Math.min(pauseMs, until - performance.now()));
           timer.unref();
           next = () => clearTimeout(timer);
         }
         if (debt) {
           debt.trying = undefined;
-          debt.tryNow = () => {
-            next();
-            retry(pauseMs);
-          };
+          debt.tryNow = () => waiting.tryNow()?.catch(settle);
         }
         throw error;
       },

@@ -41,7 +41,8 @@ describe('guardedThrottle: give-backs the store failed', () => {
     vi.useRealTimers();
   });
 
-  it('a right secret whose give-back fails each time the store comes back is still given back once one lands: the user is not locked out', async () => {
+  it('a right secret whose give-back fails each time it is tried is still given back once one lands: the user is not locked out', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     // Eight tries in a row fail on both keys.
     let failures = 16;
     const { flaky, plain } = failingGiveBacks(() => (failures-- > 0 ? new Error('Connection terminated unexpectedly') : undefined));
@@ -50,14 +51,50 @@ describe('guardedThrottle: give-backs the store failed', () => {
     const right = await throttle.attempt(keys);
     expect(right.retryAfter).toBe(0);
     await expect(right.release()).rejects.toThrow();
-    // The connection breaks again each time the store answers: the try made then fails as well.
-    for (let i = 0; i < 8; i++) {
-      await vi.waitFor(() => expect(guard.degraded).toBe(true));
-      await guard.ask(async () => 'answered');
+    // The connection breaks again each time the store answers; a call of the process finds it
+    // answering now and then, and the give-back is tried each time.
+    for (let i = 0; i < 4; i++) {
+      await vi.advanceTimersByTimeAsync(1000);
+      if (guard.degraded) await guard.ask(async () => 'answered');
     }
+    await vi.advanceTimersByTimeAsync(40_000);
+    expect(failures).toBeLessThan(0);
     // Two wrong secrets are the limit of the pair: both still check, so nothing was left counted.
-    for (let i = 0; i < 2; i++) await vi.waitFor(async () => expect((await plain.attempt(keys)).retryAfter).toBe(0));
+    for (let i = 0; i < 2; i++) expect((await plain.attempt(keys)).retryAfter).toBe(0);
     expect((await plain.attempt(keys)).retryAfter).toBeGreaterThan(0);
+  });
+
+  it('a process that makes no other store call still makes the give-backs an outage kept it from once the store is back, probing with one at a time meanwhile', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    let down = true;
+    const { tries, flaky, plain } = failingGiveBacks(() => (down ? new Error('Connection terminated unexpectedly') : undefined));
+    const guard = createStoreGuard({ name: 'idle store', timeoutMs: 1000, logger: silentLogger });
+    const throttle = guardedThrottle(countFailures(limits, flaky), guard, 'as-is');
+    // Five users' right secrets, each on its own keys, whose give-backs the outage failed.
+    const users = Array.from({ length: 5 }, (_, i) => [
+      { kind: 'ip', id: `192.0.2.${i + 10}` },
+      { kind: 'pair', id: `192.0.2.${i + 10} app` },
+    ]);
+    for (const names of users) {
+      const right = await throttle.attempt(names);
+      expect(right.retryAfter).toBe(0);
+      await expect(right.release()).rejects.toThrow();
+    }
+    expect(guard.degraded).toBe(true);
+    // Twenty seconds down: seven probes of one give-back each (two keys), not every give-back at every pause.
+    const before = tries.count;
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(tries.count - before).toBeGreaterThan(0);
+    expect(tries.count - before).toBeLessThanOrEqual(16);
+    // Back, and this process makes no call of its own (the next attempts go to another one):
+    // the next probe lands, every give-back follows, and no right secret left anything counted.
+    down = false;
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(guard.degraded).toBe(false);
+    for (const names of users) {
+      for (let i = 0; i < 2; i++) expect((await plain.attempt(names)).retryAfter).toBe(0);
+      expect((await plain.attempt(names)).retryAfter).toBeGreaterThan(0);
+    }
   });
 
   it('a give-back that fails while the store is not down is tried again after a growing pause, never at once, and not once its window has ended', async () => {

@@ -16,7 +16,7 @@ export interface RouteBodyDoc {
 }
 
 /** Response headers the API document describes; each is explained once, in the document. */
-export type ResponseHeaderName = 'Location' | 'Retry-After' | 'WWW-Authenticate' | 'RateLimit' | 'RateLimit-Policy' | 'Cache-Control';
+export type ResponseHeaderName = 'Location' | 'Retry-After' | 'WWW-Authenticate' | 'RateLimit' | 'RateLimit-Policy' | 'Cache-Control' | 'ETag';
 
 export interface RouteResponseDoc {
   description: string;

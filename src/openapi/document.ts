@@ -41,6 +41,7 @@ const HEADERS: Record<ResponseHeaderName, { description: string; schema: JsonSch
   },
   RateLimit: { description: 'What is left, one item per limited period: `"minute";r=57;t=23` (units remaining, seconds to the reset)', schema: { type: 'string' } },
   'Cache-Control': { description: 'How long the answer may be cached', schema: { type: 'string' } },
+  ETag: { description: 'The entity tag of the answer: send it back as If-None-Match, and an unchanged answer is a 304 without a body', schema: { type: 'string' } },
 };
 
 const TAGS = [

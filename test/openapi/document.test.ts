@@ -39,6 +39,24 @@ describe.each(ADAPTERS)('the API document on $name', (adapter) => {
     expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
   });
 
+  it('RFC 9110 13.1.2: carries an ETag; If-None-Match with it is a 304 without a body, and another Host gets its own document', async () => {
+    const served = await host(adapter);
+    const first = await request(served.server).get('/openapi/v1/openapi.json');
+    const etag = first.headers.etag as string;
+    expect(etag).toMatch(/^"[\w-]+"$/);
+    const again = await request(served.server).get('/openapi/v1/openapi.json');
+    expect(again.headers.etag).toBe(etag);
+    expect(again.text).toBe(first.text);
+    const unchanged = await request(served.server).get('/openapi/v1/openapi.json').set('if-none-match', `"other", ${etag}`);
+    expect(unchanged.status).toBe(304);
+    expect(unchanged.text ?? '').toBe('');
+    expect(unchanged.headers.etag).toBe(etag);
+    expect((await request(served.server).get('/openapi/v1/openapi.json').set('if-none-match', '"other"')).status).toBe(200);
+    const elsewhere = await request(served.server).get('/openapi/v1/openapi.json').set('host', 'api.example.test');
+    expect(elsewhere.headers.etag).not.toBe(etag);
+    expect(JSON.parse(elsewhere.text).servers).toEqual([{ url: 'http://api.example.test' }]);
+  });
+
   it('describes the OAuth flows with the issuer\'s URLs', async () => {
     const served = await host(adapter);
     const { securitySchemes } = (await fetchDocument(served)).components;

@@ -65,8 +65,14 @@ function requestPathOf(request: FastifyRequest): string {
 function send(reply: FastifyReply, response: PlatformResponse): FastifyReply {
   // A refresh learns that its answer left once Node has written it (docs/oauth.md#tokens).
   if (response.onSent) reply.raw.once('finish', response.onSent);
-  return reply.code(response.status).headers(response.headers).send(response.body);
+  reply.code(response.status).headers(response.headers);
+  // A 304 or 204 has no body: sent one (even '') Fastify adds `Content-Type: text/plain`, which a
+  // cache refreshing its stored answer from a 304 would take over (RFC 9111 4.3.4).
+  return NO_BODY.has(response.status) ? reply.send() : reply.send(response.body);
 }
+
+/** Statuses whose answer has no body (RFC 9110 15.3.5, 15.4.5). */
+const NO_BODY = new Set([204, 304]);
 
 /** A body that fails as Fastify failed to read it: the route that reads its body answers in its own format. */
 async function* failing(error: PlatformError): AsyncGenerator<Uint8Array> {

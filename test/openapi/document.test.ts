@@ -57,6 +57,14 @@ describe.each(ADAPTERS)('the API document on $name', (adapter) => {
     expect(JSON.parse(elsewhere.text).servers).toEqual([{ url: 'http://api.example.test' }]);
   });
 
+  it('RFC 9111 4.3.4: a 304 carries no Content-Type of its own, so a cache that refreshes its stored document from it keeps application/json', async () => {
+    const served = await host(adapter);
+    const first = await request(served.server).get('/openapi/v1/openapi.json');
+    const unchanged = await request(served.server).get('/openapi/v1/openapi.json').set('if-none-match', first.headers.etag as string);
+    expect(unchanged.status).toBe(304);
+    expect(unchanged.headers['content-type'] ?? 'application/json; charset=utf-8').toBe('application/json; charset=utf-8');
+  });
+
   it('describes the OAuth flows with the issuer\'s URLs', async () => {
     const served = await host(adapter);
     const { securitySchemes } = (await fetchDocument(served)).components;

@@ -58,6 +58,13 @@ interface Owed {
 
 const settle = () => undefined;
 
+/**
+ * The longest pause between two probes of a store known to be down: one store call a second per
+ * retrier at most, and a count another process owes a give-back for stands at most about this
+ * long once the store is back.
+ */
+export const PROBE_LONGEST_PAUSE_MS = 1000;
+
 export function retryWhenBack(guard: Pick<StoreGuard, 'degraded' | 'whenBack'>, options: RetryWhenBackOptions): RetryWhenBack {
   const { maxPending, firstPauseMs, longestPauseMs } = options;
   // Each waiting write's `cancel` forgets it; a Set keeps the order they came in, oldest first.
@@ -74,9 +81,10 @@ export function retryWhenBack(guard: Pick<StoreGuard, 'degraded' | 'whenBack'>, 
   };
   // During an outage the waiting writes are tried when a call of the guard finds the store back.
   // A process that makes no other call would never find it, and the writes would wait until their
-  // moment passed (a count left standing locks a user out for its whole window): so one probe at
-  // a time tries the oldest waiting write, after a pause that doubles. Once one lands, the store
-  // is back and every waiting write is tried.
+  // moment passed (a count left standing locks a user out for its whole window, and other
+  // processes sharing the store read it): so one probe at a time tries the oldest waiting write,
+  // after a pause that doubles up to PROBE_LONGEST_PAUSE_MS. Once one lands, the store is back and
+  // every waiting write is tried.
   let probe: ReturnType<typeof setTimeout> | undefined;
   let probePauseMs = firstPauseMs;
   const probeLater = (): void => {
@@ -88,7 +96,7 @@ export function retryWhenBack(guard: Pick<StoreGuard, 'degraded' | 'whenBack'>, 
         probePauseMs = firstPauseMs;
         return;
       }
-      probePauseMs = Math.min(2 * probePauseMs, longestPauseMs);
+      probePauseMs = Math.min(2 * probePauseMs, PROBE_LONGEST_PAUSE_MS);
       const tried = oldest.tryNow();
       // Its moment had passed: probe with the next one. A try that fails waits again and asks for a probe.
       if (tried === undefined) return probeLater();

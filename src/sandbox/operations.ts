@@ -18,6 +18,8 @@ import {
 import { estimateFee, toCents, type FeeEstimate, type PricedFee } from './fees.js';
 import {
   invalidParameter,
+  MAX_MEMO_LENGTH,
+  MAX_REFERENCE_LENGTH,
   optionalAmount,
   optionalDate,
   optionalEnum,
@@ -42,13 +44,6 @@ export interface OperationContext {
 }
 
 export type Operation = (params: Params, context: OperationContext) => unknown;
-
-/**
- * The longest sellerOrderNo and cancelMemo the sandbox keeps, as the proxy allows them
- * (src/courier/schemas.ts): each is kept with its order, up to maxOrdersPerApp of them.
- */
-export const MAX_REFERENCE_LENGTH = 64;
-export const MAX_MEMO_LENGTH = 500;
 
 /** companyId of every order the sandbox creates. */
 export const SANDBOX_COMPANY_ID = 10001;

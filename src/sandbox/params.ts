@@ -59,6 +59,13 @@ export function optionalAmount(params: Params, field: string): number | undefine
 }
 
 /**
+ * The longest sellerOrderNo and cancelMemo the sandbox keeps, the lengths docs/courier.md gives
+ * them: each is kept with its order, up to maxOrdersPerApp of them.
+ */
+export const MAX_REFERENCE_LENGTH = 64;
+export const MAX_MEMO_LENGTH = 500;
+
+/**
  * A non-empty string (numbers are accepted and rendered), or undefined when absent; at most
  * `maxLength` characters when given, as the proxy allows (a string the sandbox keeps with an order
  * must not let one caller fill its memory).

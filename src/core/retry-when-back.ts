@@ -19,10 +19,12 @@ import type { StoreGuard } from './store-guard.js';
 export interface RetryWhenBackOptions {
   /** Writes waiting to be tried again, at most. */
   maxPending: number;
-  /** The first pause while no outage is known (ms); it doubles up to `longestPauseMs`. */
-  firstPauseMs: number;
-  longestPauseMs: number;
 }
+
+/** The pause before a failed write is tried again, and before the first probe; it doubles with each pause. */
+const FIRST_PAUSE_MS = 100;
+/** The longest pause while no outage is known: tens of tries in a minute, not thousands. */
+const LONGEST_PAUSE_MS = 10_000;
 
 export interface RetryWhenBack {
   /**
@@ -52,8 +54,8 @@ interface Owed {
   readonly concerns: readonly string[];
   /** The try under way, settling (never rejecting) with it; undefined while waiting. */
   trying: Promise<void> | undefined;
-  /** Its next try, now; undefined while a try is under way. */
-  tryNow: (() => void) | undefined;
+  /** While it waits for its next try. */
+  waiting: Waiting | undefined;
 }
 
 const settle = () => undefined;
@@ -66,7 +68,7 @@ const settle = () => undefined;
 export const PROBE_LONGEST_PAUSE_MS = 1000;
 
 export function retryWhenBack(guard: Pick<StoreGuard, 'degraded' | 'whenBack'>, options: RetryWhenBackOptions): RetryWhenBack {
-  const { maxPending, firstPauseMs, longestPauseMs } = options;
+  const { maxPending } = options;
   // Each waiting write's `cancel` forgets it; a Set keeps the order they came in, oldest first.
   const kept = new Set<Waiting>();
   const others = new Set<Waiting>();
@@ -86,14 +88,14 @@ export function retryWhenBack(guard: Pick<StoreGuard, 'degraded' | 'whenBack'>, 
   // after a pause that doubles up to PROBE_LONGEST_PAUSE_MS. Once one lands, the store is back and
   // every waiting write is tried.
   let probe: ReturnType<typeof setTimeout> | undefined;
-  let probePauseMs = firstPauseMs;
+  let probePauseMs = FIRST_PAUSE_MS;
   const probeLater = (): void => {
     if (probe !== undefined) return;
     probe = setTimeout(() => {
       probe = undefined;
       const oldest: Waiting | undefined = kept.values().next().value ?? others.values().next().value;
       if (oldest === undefined || !guard.degraded) {
-        probePauseMs = firstPauseMs;
+        probePauseMs = FIRST_PAUSE_MS;
         return;
       }
       probePauseMs = Math.min(2 * probePauseMs, PROBE_LONGEST_PAUSE_MS);
@@ -101,7 +103,7 @@ export function retryWhenBack(guard: Pick<StoreGuard, 'degraded' | 'whenBack'>, 
       // Its moment had passed: probe with the next one. A try that fails waits again and asks for a probe.
       if (tried === undefined) return probeLater();
       tried.then(() => {
-        probePauseMs = firstPauseMs;
+        probePauseMs = FIRST_PAUSE_MS;
         for (const waiting of [...kept, ...others]) waiting.tryNow()?.catch(settle);
       }, settle);
     }, probePauseMs);
@@ -121,7 +123,7 @@ export function retryWhenBack(guard: Pick<StoreGuard, 'degraded' | 'whenBack'>, 
         let next = () => {};
         const retry = (nextPauseMs: number): Promise<void> | undefined => {
           held.delete(waiting);
-          if (debt) debt.tryNow = undefined;
+          if (debt) debt.waiting = undefined;
           if (performance.now() < until) return attempt(write, until, isKept, nextPauseMs, debt);
           if (debt) owed.delete(debt);
           return undefined;
@@ -142,13 +144,13 @@ export function retryWhenBack(guard: Pick<StoreGuard, 'degraded' | 'whenBack'>, 
           next = guard.whenBack(() => retry(pauseMs)?.catch(settle));
           probeLater();
         } else {
-          const timer = setTimeout(() => retry(Math.min(2 * pauseMs, longestPauseMs))?.catch(settle), Math.min(pauseMs, until - performance.now()));
+          const timer = setTimeout(() => retry(Math.min(2 * pauseMs, LONGEST_PAUSE_MS))?.catch(settle), Math.min(pauseMs, until - performance.now()));
           timer.unref();
           next = () => clearTimeout(timer);
         }
         if (debt) {
           debt.trying = undefined;
-          debt.tryNow = () => waiting.tryNow()?.catch(settle);
+          debt.waiting = waiting;
         }
         throw error;
       },
@@ -158,16 +160,16 @@ export function retryWhenBack(guard: Pick<StoreGuard, 'degraded' | 'whenBack'>, 
   };
   return {
     run(write, until, isKept, concerns) {
-      if (concerns === undefined || concerns.length === 0) return attempt(write, until, isKept, firstPauseMs);
-      const debt: Owed = { concerns, trying: undefined, tryNow: undefined };
+      if (concerns === undefined || concerns.length === 0) return attempt(write, until, isKept, FIRST_PAUSE_MS);
+      const debt: Owed = { concerns, trying: undefined, waiting: undefined };
       owed.add(debt);
-      return attempt(write, until, isKept, firstPauseMs, debt);
+      return attempt(write, until, isKept, FIRST_PAUSE_MS, debt);
     },
     landing(concerns) {
       const wanted = new Set(concerns);
       const mine = [...owed].filter((debt) => debt.concerns.some((concern) => wanted.has(concern)));
       if (mine.length === 0) return undefined;
-      for (const debt of mine) debt.tryNow?.();
+      for (const debt of mine) debt.waiting?.tryNow()?.catch(settle);
       return Promise.all(mine.map((debt) => debt.trying)).then(settle);
     },
   };

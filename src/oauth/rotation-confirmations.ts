@@ -23,7 +23,7 @@ export function rotationConfirmations(
   guard: Pick<StoreGuard, 'degraded' | 'whenBack'>,
   accessTokenLifetimeSeconds: number,
 ): (successor: TokenRef) => Promise<void> {
-  const confirmations = retryWhenBack(guard, { maxPending: MAX_PENDING_CONFIRMATIONS, firstPauseMs: 100, longestPauseMs: 10_000 });
+  const confirmations = retryWhenBack(guard, { maxPending: MAX_PENDING_CONFIRMATIONS });
   return (successor) =>
     confirmations.run(() => store.confirmRotation(successor), performance.now() + accessTokenLifetimeSeconds * 1000, true);
 }

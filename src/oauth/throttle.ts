@@ -169,9 +169,6 @@ function atMost(ms: number, work: Promise<void>): Promise<void> {
   return Promise.race([work, waited]).finally(() => clearTimeout(timer));
 }
 
-/** The pause before a failed give-back is tried again while the store is not known to be down; it doubles with each pause. */
-const FIRST_RETRY_PAUSE_MS = 100;
-const LONGEST_RETRY_PAUSE_MS = 10_000;
 /**
  * Failed give-backs waiting to be tried again, per throttle, at most: a store that takes reads but
  * refuses writes fails every attempt's give-back, and a flood of attempts must not make the
@@ -204,7 +201,7 @@ export function guardedThrottle(
   // store fails it (a connection that keeps breaking fails many in a row): after that the count
   // is gone anyway. A right secret's give-back is kept over the others, which anyone can cause
   // without a credential (MAX_PENDING_GIVE_BACKS).
-  const giveBacks = retryWhenBack(guard, { maxPending, firstPauseMs: FIRST_RETRY_PAUSE_MS, longestPauseMs: LONGEST_RETRY_PAUSE_MS });
+  const giveBacks = retryWhenBack(guard, { maxPending });
   const releaseWhenBack = (release: () => Promise<void>, countedUntil: number, rightSecret: boolean, concerns: readonly string[]): Promise<void> =>
     giveBacks.run(() => call(release), countedUntil, rightSecret, concerns);
   const once = (names: readonly CountedKey[], concerns: readonly string[]): Promise<ThrottledAttempt> => {

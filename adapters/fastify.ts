@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { BadRequestError, configurationError, PayloadTooLargeError, type PlatformError } from '../src/core/errors.js';
-import type { PlatformRequest, PlatformResponse } from '../src/core/http.js';
+import { NULL_BODY_STATUSES, type PlatformRequest, type PlatformResponse } from '../src/core/http.js';
 import { isThenable, type MaybePromise } from '../src/core/maybe-promise.js';
 import type { GuardVerdict } from '../src/guard/guard.js';
 import type { GuardedRouteDoc } from '../src/guard/guarded-doc.js';
@@ -68,11 +68,8 @@ function send(reply: FastifyReply, response: PlatformResponse): FastifyReply {
   reply.code(response.status).headers(response.headers);
   // A 304 or 204 has no body: sent one (even '') Fastify adds `Content-Type: text/plain`, which a
   // cache refreshing its stored answer from a 304 would take over (RFC 9111 4.3.4).
-  return NO_BODY.has(response.status) ? reply.send() : reply.send(response.body);
+  return NULL_BODY_STATUSES.has(response.status) ? reply.send() : reply.send(response.body);
 }
-
-/** Statuses whose answer has no body (RFC 9110 15.3.5, 15.4.5). */
-const NO_BODY = new Set([204, 304]);
 
 /** A body that fails as Fastify failed to read it: the route that reads its body answers in its own format. */
 async function* failing(error: PlatformError): AsyncGenerator<Uint8Array> {

@@ -1,5 +1,5 @@
 import { configurationError } from '../src/core/errors.js';
-import type { HeaderValue, PlatformRequest, PlatformResponse } from '../src/core/http.js';
+import { NULL_BODY_STATUSES, type HeaderValue, type PlatformRequest, type PlatformResponse } from '../src/core/http.js';
 import type { MaybePromise } from '../src/core/maybe-promise.js';
 import type { GuardVerdict } from '../src/guard/guard.js';
 import type { GuardedRouteDoc } from '../src/guard/guarded-doc.js';
@@ -139,11 +139,8 @@ export async function fromFetchRequest(request: Request, { path, query }: Platfo
   };
 }
 
-/** Statuses whose response has no body at all (Fetch standard, "null body status"). */
-const NULL_BODY = new Set([101, 103, 204, 205, 304]);
-
 export function toFetchResponse(response: PlatformResponse, head = false): Response {
-  const body = head || NULL_BODY.has(response.status) ? null : response.body;
+  const body = head || NULL_BODY_STATUSES.has(response.status) ? null : response.body;
   if (body === null || !response.onSent) return new Response(body, { status: response.status, headers: response.headers });
   const bytes = new TextEncoder().encode(body);
   return new Response(sentOnceRead(bytes, response.onSent), {

@@ -46,6 +46,9 @@ export interface PlatformResponse {
   onSent?: () => void;
 }
 
+/** Statuses whose answer has no body at all, not even an empty one (Fetch standard, "null body status"; RFC 9110 15.3.5, 15.4.5). */
+export const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([101, 103, 204, 205, 304]);
+
 export function header(request: PlatformRequest, name: string): string | undefined {
   const value = request.headers[name];
   return Array.isArray(value) ? value[0] : value;

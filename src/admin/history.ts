@@ -7,7 +7,7 @@ import { ok, okEnvelopeSchema } from '../core/envelope.js';
 import { NotFoundError, ValidationError } from '../core/errors.js';
 import type { StoreGuard } from '../core/store-guard.js';
 import type { OAuthStore } from '../oauth/store/types.js';
-import { bucketStarts, toSeries } from '../history/series.js';
+import { bucketStarts, MAX_HISTORY_SERIES, toSeries } from '../history/series.js';
 import { DAY_MS, keptFrom, startOf, stepMs, type HistoryRetention, type UsageHistoryStore } from '../history/types.js';
 import { normalizeApiPath } from '../quota/api-path.js';
 import type { AdminAccessCheck } from './access.js';
@@ -41,6 +41,7 @@ const historySchema = z.object({
   client_id: z.string(),
   step: z.enum(['hour', 'day']),
   series: z.array(z.object({ api_path: z.string(), points: z.array(pointSchema) })),
+  other: z.object({ endpoints: z.number().int(), points: z.array(pointSchema) }).nullable(),
 });
 
 const badField = (field: string, message: string) => new ValidationError([{ field, rule: 'custom', message }]);
@@ -55,10 +56,11 @@ export function historyRoutes(basePath: string, access: AdminAccessCheck, deps: 
         summary: "An application's admitted and rejected (429) guarded calls per endpoint, by UTC hour or day",
         description:
           `Default: the last 24 hours by hour (\`step=day\`: the last 30 days). Every bucket overlapping [from, to) is a point, zero when no call came; ` +
-          `at most ${MAX_HISTORY_POINTS} points per endpoint. Buckets older than the retention are left out.`,
+          `at most ${MAX_HISTORY_POINTS} points per endpoint. Buckets older than the retention are left out. ` +
+          `Without \`api_path\`, at most ${MAX_HISTORY_SERIES} endpoints, those with the most calls; \`other\` sums the calls of the rest (null when none is left out).`,
         query: historyQuery,
         responses: {
-          200: { description: '`{ client_id, step, series: [{ api_path, points: [{ at, admitted, rejected }] }] }`', schema: okEnvelopeSchema(historySchema) },
+          200: { description: '`{ client_id, step, series: [{ api_path, points: [{ at, admitted, rejected }] }], other: { endpoints, points } | null }`', schema: okEnvelopeSchema(historySchema) },
           400: { description: 'A bad query parameter, `from` not before `to`, or more points than allowed' },
           404: { description: 'No such client' },
           503: { description: 'The history store is unavailable' },
@@ -80,7 +82,7 @@ export function historyRoutes(basePath: string, access: AdminAccessCheck, deps: 
         if (deps.clients && !(await deps.clients.getClient(query.client_id))) throw new NotFoundError(`No client ${JSON.stringify(query.client_id)}`);
         const first = starts[0];
         const points = first === undefined ? [] : await deps.storeGuard.run(() => deps.history.read({ clientId: query.client_id, apiPath, step: query.step, from: first, to }));
-        return ok({ client_id: query.client_id, step: query.step, series: toSeries(points, starts, apiPath) });
+        return ok({ client_id: query.client_id, step: query.step, ...toSeries(points, starts, apiPath) });
       },
     }),
   ];

@@ -4,6 +4,14 @@
  */
 import { startOf, stepMs, type HistoryPoint, type HistoryStep } from './types.js';
 
+/**
+ * Endpoints one answer shows at most. Zero-filling makes every endpoint with a single call in
+ * the range as long as the range (up to 1,000 points), so without a bound a caller who spreads
+ * calls over made-up paths under a guard that names no endpoint (docs/quota.md) could make one
+ * read of the history hundreds of megabytes. The calls of the endpoints left out are in `other`.
+ */
+export const MAX_HISTORY_SERIES = 100;
+
 export interface SeriesPoint {
   /** Start of the UTC hour or day, ISO 8601. */
   at: string;
@@ -16,6 +24,15 @@ export interface EndpointSeries {
   points: SeriesPoint[];
 }
 
+export interface HistorySeries {
+  /** The endpoints with the most calls in the range, at most MAX_HISTORY_SERIES, sorted by path. */
+  series: EndpointSeries[];
+  /** The summed calls of the endpoints left out, and how many they are; null when none was. */
+  other: { endpoints: number; points: SeriesPoint[] } | null;
+}
+
+type Counts = Pick<HistoryPoint, 'admitted' | 'rejected'>;
+
 /** The bucket starts whose bucket overlaps [from, to). */
 export function bucketStarts(step: HistoryStep, from: number, to: number): number[] {
   const out: number[] = [];
@@ -23,20 +40,49 @@ export function bucketStarts(step: HistoryStep, from: number, to: number): numbe
   return out;
 }
 
-/** One series per endpoint with points (or `apiPath` alone when given), endpoints sorted. */
-export function toSeries(points: readonly HistoryPoint[], starts: readonly number[], apiPath?: string): EndpointSeries[] {
-  const byPath = new Map<string, Map<number, HistoryPoint>>();
+const calls = (byStart: Map<number, Counts>): number => {
+  let sum = 0;
+  for (const point of byStart.values()) sum += point.admitted + point.rejected;
+  return sum;
+};
+
+const filled = (byStart: Map<number, Counts>, starts: readonly number[]): SeriesPoint[] =>
+  starts.map((at) => {
+    const point = byStart.get(at);
+    return { at: new Date(at).toISOString(), admitted: point?.admitted ?? 0, rejected: point?.rejected ?? 0 };
+  });
+
+/**
+ * One series per endpoint with points (or `apiPath` alone when given). Past MAX_HISTORY_SERIES
+ * endpoints, the busiest are shown (ties by path) and the rest summed into `other`, so the
+ * answer's totals stay those of every endpoint.
+ */
+export function toSeries(points: readonly HistoryPoint[], starts: readonly number[], apiPath?: string): HistorySeries {
+  const byPath = new Map<string, Map<number, Counts>>();
   if (apiPath !== undefined) byPath.set(apiPath, new Map());
   for (const point of points) {
     let byStart = byPath.get(point.apiPath);
     if (!byStart) byPath.set(point.apiPath, (byStart = new Map()));
     byStart.set(point.start, point);
   }
-  return [...byPath.keys()].sort().map((path) => ({
-    api_path: path,
-    points: starts.map((at) => {
-      const point = byPath.get(path)!.get(at);
-      return { at: new Date(at).toISOString(), admitted: point?.admitted ?? 0, rejected: point?.rejected ?? 0 };
-    }),
-  }));
+  const byPathOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  let shown = [...byPath.keys()];
+  let other: HistorySeries['other'] = null;
+  if (shown.length > MAX_HISTORY_SERIES) {
+    const ranked = shown.map((path) => ({ path, calls: calls(byPath.get(path)!) })).sort((a, b) => b.calls - a.calls || byPathOrder(a.path, b.path));
+    shown = ranked.slice(0, MAX_HISTORY_SERIES).map(({ path }) => path);
+    const rest = ranked.slice(MAX_HISTORY_SERIES);
+    const sums = new Map<number, Counts>();
+    for (const { path } of rest) {
+      for (const [at, point] of byPath.get(path)!) {
+        const sum = sums.get(at);
+        if (sum) {
+          sum.admitted += point.admitted;
+          sum.rejected += point.rejected;
+        } else sums.set(at, { admitted: point.admitted, rejected: point.rejected });
+      }
+    }
+    other = { endpoints: rest.length, points: filled(sums, starts) };
+  }
+  return { series: shown.sort(byPathOrder).map((path) => ({ api_path: path, points: filled(byPath.get(path)!, starts) })), other };
 }

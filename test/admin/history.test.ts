@@ -96,6 +96,30 @@ describe.each(ADAPTER_NAMES)('usage history on %s', (adapter) => {
     expect(busy((await history(h, { client_id: OTHER.id, api_path: PING })).body.data.series)).toEqual({ [PING]: [] });
   });
 
+  it('shows the 100 endpoints with the most calls and sums the rest into `other`', async () => {
+    const store = createMemoryQuotaStore();
+    const h = await host(adapter, { store });
+    const hour = START - (START % HOUR);
+    // Endpoint i had i calls in this hour, one of them refused: 130 endpoints, 8,515 calls.
+    const counts = Array.from({ length: 130 }, (_, i) => ({ clientId: CONFIDENTIAL.id, apiPath: `/openapi/v1/orders/${i + 1}`, hour, admitted: i, rejected: 1 }));
+    await store.history!.add(counts, START, { hourlyDays: 35, dailyDays: 400 });
+
+    const res = await history(h, { client_id: CONFIDENTIAL.id });
+    expect(res.status, res.text).toBe(200);
+    const { series, other } = res.body.data as { series: Series[]; other: { endpoints: number; points: Point[] } };
+    expect(series.map((s) => s.api_path)).toEqual(Array.from({ length: 100 }, (_, i) => `/openapi/v1/orders/${i + 31}`).sort());
+    expect(other.endpoints).toBe(30);
+    expect(other.points).toHaveLength(25);
+    expect(other.points.filter((p) => p.admitted + p.rejected > 0)).toEqual([{ at: iso(hour), admitted: 435, rejected: 30 }]);
+    const total = [...series, other].flatMap((s) => s.points).reduce((sum, p) => sum + p.admitted + p.rejected, 0);
+    expect(total).toBe(130 + (129 * 130) / 2);
+
+    // One endpoint asked for: its series alone, whatever its rank.
+    const one = await history(h, { client_id: CONFIDENTIAL.id, api_path: '/openapi/v1/orders/1' });
+    expect(busy(one.body.data.series)).toEqual({ '/openapi/v1/orders/1': [{ at: iso(hour), admitted: 0, rejected: 1 }] });
+    expect(one.body.data.other).toBeNull();
+  });
+
   it('refuses a bad query with a 400 naming the field, an unknown client with 404, and wants the operator', async () => {
     const h = await host(adapter);
     const field = async (query: Record<string, string>) => {

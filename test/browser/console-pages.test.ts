@@ -60,7 +60,7 @@ describeBrowser('the operator console over many applications', { timeout: 120_00
       seen.open--;
       const admitted = calls[clientId];
       const series = admitted ? [{ api_path: '/openapi/v1/ping', points: [{ at: new Date(hour).toISOString(), admitted, rejected: 1 }] }] : [];
-      await route.fulfill({ contentType: 'application/json', body: JSON.stringify({ code: 0, message: 'ok', data: { client_id: clientId, step: asked.get('step'), series } }) });
+      await route.fulfill({ contentType: 'application/json', body: JSON.stringify({ code: 0, message: 'ok', data: { client_id: clientId, step: asked.get('step'), series, other: null } }) });
     });
     return seen;
   }

@@ -65,7 +65,8 @@ const consoleCharts = (() => {
     const at = Array.from({ length: slots }, (_, i) => (start + i * size) / 1000);
     const admitted = new Array(slots).fill(0);
     const rejected = new Array(slots).fill(0);
-    for (const series of data.series || []) {
+    // `other` sums the endpoints the answer leaves out, so the chart counts every call.
+    for (const series of [...(data.series || []), ...(data.other ? [data.other] : [])]) {
       for (const point of series.points || []) {
         const i = Math.round((Date.parse(point.at) - start) / size);
         if (i < 0 || i >= slots) continue;

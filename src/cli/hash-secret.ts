@@ -9,19 +9,31 @@ import { CliError, reasonOf } from './errors.js';
 
 const HASH_SECRET_HELP = `Usage: courier-platform hash-secret
 
-Reads a client secret from stdin (or asks for it, without echo, on a terminal) and prints its
-scrypt hash for the \`secretHash\` of a client. The hash contains $ signs: single-quote it in a
+Reads a client secret (at most 4096 characters) from stdin (or asks for it, without echo, on a
+terminal) and prints its scrypt hash for the \`secretHash\` of a client. The hash contains $ signs: single-quote it in a
 shell, and in a .env file read with dotenv-expand.
 
   echo -n 'the secret' | npx courier-platform hash-secret
 `;
 
+/** Longer input is not a secret someone typed or generated but a file or a stream piped by mistake. */
+const MAX_SECRET_LENGTH = 4096;
+
 async function readPiped(stdin: NodeJS.ReadStream): Promise<string> {
   let text = '';
   stdin.setEncoding('utf8');
-  for await (const chunk of stdin) text += chunk as string;
+  for await (const chunk of stdin) {
+    text += chunk as string;
+    // Stops reading at once, so `cat /dev/urandom | … hash-secret` ends instead of filling memory.
+    if (text.length > MAX_SECRET_LENGTH + 2) {
+      stdin.destroy();
+      throw new CliError(`hash-secret: the input is longer than ${MAX_SECRET_LENGTH} characters; pipe in the secret alone`, 2);
+    }
+  }
   // `echo` adds a newline; a secret that ends in one is not worth the surprise.
-  return text.replace(/\r?\n$/, '');
+  const secret = text.replace(/\r?\n$/, '');
+  if (secret.length > MAX_SECRET_LENGTH) throw new CliError(`hash-secret: the input is longer than ${MAX_SECRET_LENGTH} characters; pipe in the secret alone`, 2);
+  return secret;
 }
 
 function promptHidden(stdin: NodeJS.ReadStream, stderr: NodeJS.WriteStream): Promise<string> {

@@ -91,6 +91,13 @@ describe('courier-platform (the bin of the packed package)', () => {
     const short = run(['hash-secret'], { input: 'short' });
     expect([short.status, short.stdout]).toEqual([2, '']);
     expect(short.stderr).toMatch(/at least 8 characters/);
+
+    // 4096 characters at most; an endless stream piped by mistake ends the command at once.
+    expect(run(['hash-secret'], { input: `${'s'.repeat(4096)}\n` }).status).toBe(0);
+    const long = run(['hash-secret'], { input: 's'.repeat(4097) });
+    expect([long.status, long.stdout, long.stderr]).toEqual([2, '', 'courier-platform: hash-secret: the input is longer than 4096 characters; pipe in the secret alone\n']);
+    const endless = spawnSync('sh', ['-c', `yes a-secret-line | '${bin}' hash-secret`], { cwd: project, encoding: 'utf8', timeout: 20_000 });
+    expect([endless.status, endless.stdout, endless.error]).toEqual([2, '', undefined]);
   });
 
   it('migrate --print: the SQL of both stores, brute-force table and consume function included; a bad schema is refused', () => {

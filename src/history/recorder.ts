@@ -9,15 +9,19 @@
  *
  * A flush that fails keeps its counts for the next one, up to `maxPending` rows (beyond that the
  * newest rows are dropped and counted), with one warning per outage and one info when it heals.
+ *
+ * Paths of guards that name no endpoint are recorded by name up to UNNAMED_PATHS_PER_HOUR per
+ * application and hour; the calls of further ones go to OTHER_PATHS. The check runs only when a
+ * path gets its slot for the hour, so a busy endpoint pays nothing for it.
  */
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { GuardOutcome, Telemetry } from '../core/telemetry.js';
-import { HOUR_MS, type HistoryRetention, type HourCount, type UsageHistoryStore } from './types.js';
+import { HOUR_MS, OTHER_PATHS, UNNAMED_PATHS_PER_HOUR, type HistoryRetention, type HourCount, type UsageHistoryStore } from './types.js';
 
 export interface UsageRecorder {
-  /** One guarded call's verdict. Never throws, never waits. */
-  record(clientId: string, apiPath: string, admitted: boolean): void;
+  /** One guarded call's verdict; `named`: the guard names its endpoint. Never throws, never waits. */
+  record(clientId: string, apiPath: string, admitted: boolean, named: boolean): void;
   /** Sends what was counted since the last flush; resolves when the store answered (never rejects). */
   flush(): Promise<void>;
   /** Stops the timer and flushes once more. */
@@ -46,6 +50,18 @@ export function createUsageRecorder(options: UsageRecorderOptions): UsageRecorde
   let dropped = 0;
   let failing = false;
   let inFlight: Promise<void> | undefined;
+  /** Per application, the unnamed-guard paths recorded by name in the current hour. */
+  const unnamed = new Map<string, { hour: number; paths: Set<string> }>();
+
+  /** Where an unnamed-guard path's calls of this hour go: its own name, or OTHER_PATHS past the bound. */
+  const unnamedPath = (clientId: string, apiPath: string, hour: number): string => {
+    let seen = unnamed.get(clientId);
+    if (!seen || seen.hour !== hour) unnamed.set(clientId, (seen = { hour, paths: new Set() }));
+    if (seen.paths.has(apiPath)) return apiPath;
+    if (seen.paths.size >= UNNAMED_PATHS_PER_HOUR) return OTHER_PATHS;
+    seen.paths.add(apiPath);
+    return apiPath;
+  };
 
   const keep = (count: HourCount): void => {
     const key = keyOf(count);
@@ -55,6 +71,15 @@ export function createUsageRecorder(options: UsageRecorderOptions): UsageRecorde
       known.rejected += count.rejected;
     } else if (pending.size < maxPending) pending.set(key, { ...count });
     else dropped += count.admitted + count.rejected;
+  };
+
+  /** The slot of a path for the hour; the one it held for an earlier hour goes out with the next flush. */
+  const slotOf = (byPath: Map<string, HourCount>, clientId: string, apiPath: string, hour: number): HourCount => {
+    let slot = byPath.get(apiPath);
+    if (slot && slot.hour === hour) return slot;
+    if (slot && (slot.admitted > 0 || slot.rejected > 0)) spilled.push(slot);
+    byPath.set(apiPath, (slot = { clientId, apiPath, hour, admitted: 0, rejected: 0 }));
+    return slot;
   };
 
   /** Everything counted since the last flush, each key once; empties the slots. */
@@ -107,15 +132,12 @@ export function createUsageRecorder(options: UsageRecorderOptions): UsageRecorde
   timer.unref?.();
 
   return {
-    record(clientId, apiPath, admitted) {
+    record(clientId, path, admitted, named) {
       const hour = Math.floor(now() / HOUR_MS) * HOUR_MS;
       let byPath = slots.get(clientId);
       if (!byPath) slots.set(clientId, (byPath = new Map()));
-      let slot = byPath.get(apiPath);
-      if (!slot || slot.hour !== hour) {
-        if (slot && (slot.admitted > 0 || slot.rejected > 0)) spilled.push(slot);
-        byPath.set(apiPath, (slot = { clientId, apiPath, hour, admitted: 0, rejected: 0 }));
-      }
+      let slot = byPath.get(path);
+      if (!slot || slot.hour !== hour) slot = slotOf(byPath, clientId, named ? path : unnamedPath(clientId, path, hour), hour);
       if (admitted) slot.admitted++;
       else slot.rejected++;
     },
@@ -136,7 +158,7 @@ export function recordingTelemetry(telemetry: Telemetry, recorder: UsageRecorder
   return {
     guardedCall(clientId: string, endpoint: string, outcome: GuardOutcome, named: boolean) {
       telemetry.guardedCall(clientId, endpoint, outcome, named);
-      if (outcome !== 'store_error') recorder.record(clientId, endpoint, outcome === 'admitted');
+      if (outcome !== 'store_error') recorder.record(clientId, endpoint, outcome === 'admitted', named);
     },
     tokenIssued: (grantType) => telemetry.tokenIssued(grantType),
     clientAuthFailed: () => telemetry.clientAuthFailed(),

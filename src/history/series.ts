@@ -2,7 +2,7 @@
  * The answer of `{admin}/usage/history`: stored points as one series per endpoint, every bucket
  * of the range present (zero-filled), so a chart needs no gap logic.
  */
-import { startOf, stepMs, type HistoryPoint, type HistoryStep } from './types.js';
+import { OTHER_PATHS, startOf, stepMs, type HistoryPoint, type HistoryStep } from './types.js';
 
 /**
  * Endpoints one answer shows at most. Zero-filling makes every endpoint with a single call in
@@ -27,7 +27,10 @@ export interface EndpointSeries {
 export interface HistorySeries {
   /** The endpoints with the most calls in the range, at most MAX_HISTORY_SERIES, sorted by path. */
   series: EndpointSeries[];
-  /** The summed calls of the endpoints left out, and how many they are; null when none was. */
+  /**
+   * The summed calls of the endpoints left out (`endpoints`: how many) and of those a process
+   * recorded without their path (history/types.ts OTHER_PATHS); null when there are none.
+   */
   other: { endpoints: number; points: SeriesPoint[] } | null;
 }
 
@@ -52,10 +55,21 @@ const filled = (byStart: Map<number, Counts>, starts: readonly number[]): Series
     return { at: new Date(at).toISOString(), admitted: point?.admitted ?? 0, rejected: point?.rejected ?? 0 };
   });
 
+/** Adds the points of one endpoint into per-bucket sums. */
+function addInto(sums: Map<number, Counts>, byStart: Map<number, Counts>): void {
+  for (const [at, point] of byStart) {
+    const sum = sums.get(at);
+    if (sum) {
+      sum.admitted += point.admitted;
+      sum.rejected += point.rejected;
+    } else sums.set(at, { admitted: point.admitted, rejected: point.rejected });
+  }
+}
+
 /**
  * One series per endpoint with points (or `apiPath` alone when given). Past MAX_HISTORY_SERIES
- * endpoints, the busiest are shown (ties by path) and the rest summed into `other`, so the
- * answer's totals stay those of every endpoint.
+ * endpoints, the busiest are shown (ties by path) and the rest summed into `other`, with the
+ * calls recorded without their path (OTHER_PATHS), so the answer's totals stay every call's.
  */
 export function toSeries(points: readonly HistoryPoint[], starts: readonly number[], apiPath?: string): HistorySeries {
   const byPath = new Map<string, Map<number, Counts>>();
@@ -65,24 +79,23 @@ export function toSeries(points: readonly HistoryPoint[], starts: readonly numbe
     if (!byStart) byPath.set(point.apiPath, (byStart = new Map()));
     byStart.set(point.start, point);
   }
+  const sums = new Map<number, Counts>();
+  const unnamed = byPath.get(OTHER_PATHS);
+  if (unnamed) {
+    addInto(sums, unnamed);
+    byPath.delete(OTHER_PATHS);
+  }
   const byPathOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
   let shown = [...byPath.keys()];
-  let other: HistorySeries['other'] = null;
+  let left = 0;
   if (shown.length > MAX_HISTORY_SERIES) {
     const ranked = shown.map((path) => ({ path, calls: calls(byPath.get(path)!) })).sort((a, b) => b.calls - a.calls || byPathOrder(a.path, b.path));
     shown = ranked.slice(0, MAX_HISTORY_SERIES).map(({ path }) => path);
-    const rest = ranked.slice(MAX_HISTORY_SERIES);
-    const sums = new Map<number, Counts>();
-    for (const { path } of rest) {
-      for (const [at, point] of byPath.get(path)!) {
-        const sum = sums.get(at);
-        if (sum) {
-          sum.admitted += point.admitted;
-          sum.rejected += point.rejected;
-        } else sums.set(at, { admitted: point.admitted, rejected: point.rejected });
-      }
-    }
-    other = { endpoints: rest.length, points: filled(sums, starts) };
+    for (const { path } of ranked.slice(MAX_HISTORY_SERIES)) addInto(sums, byPath.get(path)!);
+    left = ranked.length - MAX_HISTORY_SERIES;
   }
-  return { series: shown.sort(byPathOrder).map((path) => ({ api_path: path, points: filled(byPath.get(path)!, starts) })), other };
+  return {
+    series: shown.sort(byPathOrder).map((path) => ({ api_path: path, points: filled(byPath.get(path)!, starts) })),
+    other: left === 0 && !unnamed ? null : { endpoints: left, points: filled(sums, starts) },
+  };
 }

@@ -10,6 +10,19 @@ export const DAY_MS = 86_400_000;
 
 export type HistoryStep = 'hour' | 'day';
 
+/**
+ * The path the calls of unnamed-guard paths past a process's first UNNAMED_PATHS_PER_HOUR of an
+ * application's hour are counted under. Every api path starts with `/`, so this one is no endpoint's.
+ */
+export const OTHER_PATHS = '(other paths)';
+
+/**
+ * Paths of guards that name no endpoint that one process records by name, per application and
+ * hour. Each is an endpoint (docs/quota.md), so without a bound an application's callers could
+ * grow its history by one series per made-up path, and every read of it with them.
+ */
+export const UNNAMED_PATHS_PER_HOUR = 100;
+
 /** How long points are kept, in days. */
 export interface HistoryRetention {
   hourlyDays: number;

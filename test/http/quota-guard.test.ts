@@ -1,8 +1,9 @@
 /**
  * platform.quota() itself, on Express unless stated: the name a parameterised route counts
- * under, a guard that answers within the tick on memory stores, and a platform without quota.
+ * under, a guard that answers within the tick on memory stores, what guards that name no endpoint
+ * cost (a warning, a bounded usage history), and a platform without quota.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import connect from 'connect';
 import express from 'express';
 import Koa from 'koa';
@@ -16,6 +17,7 @@ import { issueGrant } from '../oauth/store-conformance.js';
 import { oauthTestOptions, sharedSigningKey } from '../support/oauth.js';
 import { CONFIDENTIAL, ORDERS, bearer, ORDER_ITEM, PING, accessToken, closeHosts, startHost, usedOf } from './quota-helpers.js';
 import { MANY_UNNAMED_ENDPOINTS } from '../../src/guard/unnamed-endpoints.js';
+import { UNNAMED_PATHS_PER_HOUR } from '../../src/history/types.js';
 import { capturingLogger } from '../support/logger.js';
 import { serve } from '../support/net.js';
 
@@ -109,6 +111,43 @@ describe('guards that name no endpoint count each path as an endpoint (express)'
       expect([...statuses]).toEqual([200]);
     } finally {
       await server.close();
+    }
+  });
+
+  it(`keep ${UNNAMED_PATHS_PER_HOUR} of an application's paths of an hour by name in the usage history, and the rest's calls in \`other\``, async () => {
+    const { store, value } = await storeWithAccessToken(['openid']);
+    const admin = 'operator-token-0123456789abcdef0123456789';
+    const platform = expressPlatform({
+      courier: false,
+      oauth: { ...oauthTestOptions(), store, signingKeys: [await sharedSigningKey()], authenticate: () => null },
+      quota: { defaults: { minute: 0, day: 0 }, history: { flushIntervalMs: 100 } },
+      admin: { token: admin },
+      logger: silentLogger,
+    });
+    await platform.platform.ready();
+    const app = express();
+    app.use(platform);
+    app.use('/openapi/v1/items', platform.quota(), (_req, res) => res.json({ ok: true }));
+    const server = await serve(app);
+    try {
+      const made = UNNAMED_PATHS_PER_HOUR + 30;
+      for (let i = 0; i < made; i += 10) {
+        await Promise.all(Array.from({ length: 10 }, (_, j) => fetch(`${server.url}/openapi/v1/items/${i + j}`, { headers: { authorization: `Bearer ${value}` } })));
+      }
+      const history = async () => {
+        const res = await fetch(`${server.url}/admin/usage/history?client_id=${CONFIDENTIAL.id}`, { headers: { authorization: `Bearer ${admin}` } });
+        return ((await res.json()) as { data: { series: { api_path: string }[]; other: { endpoints: number; points: { admitted: number }[] } | null } }).data;
+      };
+      const calls = (points: { admitted: number }[]) => points.reduce((sum, point) => sum + point.admitted, 0);
+      await vi.waitFor(async () => expect(calls((await history()).other?.points ?? [])).toBe(30), { timeout: 10_000, interval: 50 });
+      const { series, other } = await history();
+      expect(series).toHaveLength(UNNAMED_PATHS_PER_HOUR);
+      expect(series.every((one) => one.api_path.startsWith('/openapi/v1/items/'))).toBe(true);
+      // No endpoint was left out of the answer by name: the 30 were recorded without their path.
+      expect(other!.endpoints).toBe(0);
+    } finally {
+      await server.close();
+      await platform.platform.close();
     }
   });
 });

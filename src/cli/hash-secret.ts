@@ -9,31 +9,53 @@ import { CliError, reasonOf } from './errors.js';
 
 const HASH_SECRET_HELP = `Usage: courier-platform hash-secret
 
-Reads a client secret (at most 4096 characters) from stdin (or asks for it, without echo, on a
-terminal) and prints its scrypt hash for the \`secretHash\` of a client. The hash contains $ signs: single-quote it in a
-shell, and in a .env file read with dotenv-expand.
+Reads a client secret (UTF-8, at most 4096 characters) from stdin (or asks for it, without echo, on
+a terminal) and prints its scrypt hash for the \`secretHash\` of a client. The hash contains $
+signs: single-quote it in a shell, and in a .env file read with dotenv-expand.
 
   echo -n 'the secret' | npx courier-platform hash-secret
 `;
 
-/** Longer input is not a secret someone typed or generated but a file or a stream piped by mistake. */
+/**
+ * Longer input is not a secret someone typed or generated but a file or a stream piped by mistake.
+ * Counted in characters (Unicode code points), as docs/operator.md says, not in UTF-16 units.
+ */
 const MAX_SECRET_LENGTH = 4096;
+/** UTF-8 takes at most 4 bytes a code point; 2 more for the `\r\n` an `echo` may add. */
+const MAX_PIPED_BYTES = MAX_SECRET_LENGTH * 4 + 2;
+
+const tooLong = () => new CliError(`hash-secret: the input is longer than ${MAX_SECRET_LENGTH} characters; pipe in the secret alone`, 2);
 
 async function readPiped(stdin: NodeJS.ReadStream): Promise<string> {
-  let text = '';
-  stdin.setEncoding('utf8');
+  const chunks: Buffer[] = [];
+  let bytes = 0;
   for await (const chunk of stdin) {
-    text += chunk as string;
+    chunks.push(chunk as Buffer);
+    bytes += (chunk as Buffer).length;
     // Stops reading at once, so `cat /dev/urandom | … hash-secret` ends instead of filling memory.
-    if (text.length > MAX_SECRET_LENGTH + 2) {
+    if (bytes > MAX_PIPED_BYTES) {
       stdin.destroy();
-      throw new CliError(`hash-secret: the input is longer than ${MAX_SECRET_LENGTH} characters; pipe in the secret alone`, 2);
+      throw tooLong();
     }
+  }
+  let text: string;
+  try {
+    // Fatal: a byte that is not UTF-8 would otherwise become U+FFFD, and the hash would be that of
+    // another secret than the one in the file. A UTF-8 byte order mark (Notepad's) is not part of it.
+    text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks, bytes));
+  } catch {
+    throw new CliError('hash-secret: the input is not UTF-8 text; convert the secret to UTF-8 (e.g. with iconv) and pipe it in again', 2);
   }
   // `echo` adds a newline; a secret that ends in one is not worth the surprise.
   const secret = text.replace(/\r?\n$/, '');
-  if (secret.length > MAX_SECRET_LENGTH) throw new CliError(`hash-secret: the input is longer than ${MAX_SECRET_LENGTH} characters; pipe in the secret alone`, 2);
+  if (codePoints(secret) > MAX_SECRET_LENGTH) throw tooLong();
   return secret;
+}
+
+function codePoints(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
 }
 
 function promptHidden(stdin: NodeJS.ReadStream, stderr: NodeJS.WriteStream): Promise<string> {

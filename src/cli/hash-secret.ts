@@ -10,8 +10,10 @@ import { CliError, reasonOf } from './errors.js';
 const HASH_SECRET_HELP = `Usage: courier-platform hash-secret
 
 Reads a client secret (UTF-8, at most 4096 characters) from stdin (or asks for it, without echo, on
-a terminal) and prints its scrypt hash for the \`secretHash\` of a client. The hash contains $
-signs: single-quote it in a shell, and in a .env file read with dotenv-expand.
+a terminal) and prints its scrypt hash for the \`secretHash\` of a client. At the prompt, Backspace
+removes the last character; a line with any other control key (arrows, Tab, Esc) is refused at
+Enter. The hash contains $ signs: single-quote it in a shell, and in a .env file read with
+dotenv-expand.
 
   echo -n 'the secret' | npx courier-platform hash-secret
 `;
@@ -58,35 +60,69 @@ function codePoints(text: string): number {
   return count;
 }
 
+/** C0 controls, DEL and C1 controls: keys, not characters of a secret (Unicode category Cc). */
+const CONTROL = /\p{Cc}/u;
+
+const CONTROL_KEY = 'a control key (an arrow, Tab, Esc, …) was pressed at the prompt, which takes characters and Backspace only; nothing was hashed: type the secret again';
+
+/**
+ * Reads the secret keystroke by keystroke in raw mode, without echo. Backspace removes one code
+ * point, as the terminal's own line editing does for UTF-8 (termios IUTF8), so `😀` then Backspace
+ * leaves nothing of the emoji. Any other control key (an arrow's `ESC [ D`, Tab, Ctrl-U) is
+ * refused rather than taken into the secret or interpreted: the user cannot see what the line
+ * holds, so the only safe answer is to let them type it again. A refusal waits for Enter, reading
+ * on without echo and keeping nothing: stopping at once would give the rest of what the user types
+ * or pastes to the shell, echoed on screen and run (and kept in its history) at Enter.
+ * Ctrl-C and Ctrl-D, asked for by the user, stop at once.
+ */
 function promptHidden(stdin: NodeJS.ReadStream, stderr: NodeJS.WriteStream): Promise<string> {
-  stderr.write('Client secret: ');
+  // Echo off before the prompt shows: a key typed as soon as it appears must not be echoed.
   stdin.setRawMode(true);
+  stderr.write('Client secret: ');
   stdin.setEncoding('utf8');
   stdin.resume();
-  let value = '';
+  // One entry a code point (a string iterates by code point; the utf8 decoder never splits one).
+  let typed: string[] = [];
+  /** Why the line is refused, once it is: the rest of it, up to Enter, is read and dropped. */
+  let refusal: string | undefined;
   return new Promise((resolve, reject) => {
     const finish = () => {
       stdin.off('data', onData);
+      stdin.off('end', onEnd);
+      stdin.off('error', onEnd);
       stdin.setRawMode(false);
       stdin.pause();
       stderr.write('\n');
     };
+    // The message never repeats what was typed: it is (part of) the secret.
+    const fail = (message: string, exitCode: 1 | 2) => {
+      finish();
+      reject(new CliError(`hash-secret: ${message}`, exitCode));
+    };
+    const refuse = (message: string) => {
+      refusal = message;
+      typed = [];
+    };
+    const onEnd = () => fail('cancelled', 1);
     const onData = (chunk: string) => {
       for (const char of chunk) {
         if (char === '\r' || char === '\n') {
+          if (refusal !== undefined) return fail(refusal, 2);
           finish();
-          resolve(value);
+          resolve(typed.join(''));
           return;
         }
-        if (char === '\u0003' || char === '\u0004') {
-          finish();
-          reject(new CliError('hash-secret: cancelled', 1));
-          return;
-        }
-        value = char === '\u007f' || char === '\b' ? value.slice(0, -1) : value + char;
+        if (char === '\u0003' || char === '\u0004') return fail('cancelled', 1);
+        if (refusal !== undefined) continue;
+        if (char === '\u007f' || char === '\b') typed.pop();
+        else if (CONTROL.test(char)) refuse(CONTROL_KEY);
+        else if (typed.length === MAX_SECRET_LENGTH) refuse(`the secret typed is longer than ${MAX_SECRET_LENGTH} characters`);
+        else typed.push(char);
       }
     };
     stdin.on('data', onData);
+    stdin.once('end', onEnd);
+    stdin.once('error', onEnd);
   });
 }
 

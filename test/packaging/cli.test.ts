@@ -36,7 +36,7 @@ afterAll(() => {
   if (project) rmSync(project, { recursive: true, force: true });
 });
 
-function run(args: string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}) {
+function run(args: string[], options: { input?: string | Buffer; env?: NodeJS.ProcessEnv } = {}) {
   const env = { ...process.env, DATABASE_URL: '', ...options.env };
   const result = spawnSync(bin, args, { cwd: project, input: options.input ?? '', encoding: 'utf8', env, timeout: 30_000 });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
@@ -98,6 +98,27 @@ describe('courier-platform (the bin of the packed package)', () => {
     expect([long.status, long.stdout, long.stderr]).toEqual([2, '', 'courier-platform: hash-secret: the input is longer than 4096 characters; pipe in the secret alone\n']);
     const endless = spawnSync('sh', ['-c', `yes a-secret-line | '${bin}' hash-secret`], { cwd: project, encoding: 'utf8', timeout: 20_000 });
     expect([endless.status, endless.stdout, endless.error]).toEqual([2, '', undefined]);
+  });
+
+  it('hash-secret: counts characters as code points, refuses input that is not UTF-8, drops a byte order mark', async () => {
+    // 4096 emoji are 4096 characters (8192 UTF-16 units, 16384 bytes).
+    const emoji = '😀'.repeat(4096);
+    const many = run(['hash-secret'], { input: `${emoji}\r\n` });
+    expect(many.status, many.stderr).toBe(0);
+    expect(await verifyClientSecret(emoji, many.stdout.trim())).toBe(true);
+    const tooMany = run(['hash-secret'], { input: `${emoji}😀` });
+    expect([tooMany.status, tooMany.stdout, tooMany.stderr]).toEqual([2, '', 'courier-platform: hash-secret: the input is longer than 4096 characters; pipe in the secret alone\n']);
+
+    // Latin-1 "café-secret": hashed as "caf\uFFFD-secret" if decoded leniently.
+    const latin1 = run(['hash-secret'], { input: Buffer.from('café-secret', 'latin1') });
+    expect([latin1.status, latin1.stdout, latin1.stderr]).toEqual([2, '', 'courier-platform: hash-secret: the input is not UTF-8 text; convert the secret to UTF-8 (e.g. with iconv) and pipe it in again\n']);
+    const random = spawnSync('sh', ['-c', `head -c 64 /dev/urandom | '${bin}' hash-secret`], { cwd: project, encoding: 'utf8', timeout: 20_000 });
+    expect([random.status, random.stdout]).toEqual([2, '']);
+
+    // A file saved by Notepad starts with one; the client never sends it.
+    const bom = run(['hash-secret'], { input: '\uFEFFsecret-from-notepad\r\n' });
+    expect(bom.status, bom.stderr).toBe(0);
+    expect(await verifyClientSecret('secret-from-notepad', bom.stdout.trim())).toBe(true);
   });
 
   it('migrate --print: the SQL of both stores, brute-force table and consume function included; a bad schema is refused', () => {

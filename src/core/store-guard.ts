@@ -13,9 +13,10 @@
  * - One warning when an outage starts and one notice when a call issued after it succeeds,
  *   however many calls fail in between; `onError` hears every failed call (the metrics).
  * - An outage that starts less than RELAPSE_WINDOW_MS after the last warning is a relapse: no
- *   line, unless a call fails while it lasts past that window (then its warning is logged, so
- *   the last line never says "available again" of a store that is down). The next warning
- *   counts the relapses: a store that flaps logs at most one warning and one notice a window.
+ *   line, unless a call fails while it is still on once the window is over (then its warning is
+ *   logged, so the last line never says "available again" of a store that is down). The next
+ *   warning counts the relapses: a store that flaps logs at most one warning and one notice a
+ *   window. Only the log is damped: a relapse is an outage for the calls, whenBack and onError.
  * - A call shed by the local queue (StoreBusyError) is load: it fails alone and starts no outage.
  */
 import { StoreUnavailableError } from './errors.js';

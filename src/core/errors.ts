@@ -216,7 +216,7 @@ export class UpstreamTimeoutError extends PlatformError {
 /**
  * A shared store (Redis, PostgreSQL) failed or missed its deadline. A 503 with `Retry-After`: the
  * caller's request was fine and the next one tries the store again. The client sees no detail of
- * the failure; the log has it, once per outage.
+ * the failure; the log has it, once per outage (docs/stores.md#deadlines-and-outages).
  */
 export class StoreUnavailableError extends PlatformError {
   readonly store: string;

@@ -12,6 +12,11 @@
  *   waiting fail at once.
  * - One warning when an outage starts and one notice when a call issued after it succeeds,
  *   however many calls fail in between; `onError` hears every failed call (the metrics).
+ * - An outage that starts less than RELAPSE_WINDOW_MS after the last warning is a relapse: no
+ *   line, unless a call fails while it is still on once the window is over (then its warning is
+ *   logged, so the last line never says "available again" of a store that is down). The next
+ *   warning counts the relapses: a store that flaps logs at most one warning and one notice a
+ *   window. Only the log is damped: a relapse is an outage for the calls, whenBack and onError.
  * - A call shed by the local queue (StoreBusyError) is load: it fails alone and starts no outage.
  */
 import { StoreUnavailableError } from './errors.js';
@@ -21,6 +26,14 @@ import { withConnection, type StoreLane } from './store-lane.js';
 
 /** A late call gives up after this many deadlines, even while the store answers other calls. */
 export const LATE_LIMIT = 10;
+
+/**
+ * An outage that starts this soon after the last outage warning is a relapse and logs nothing.
+ * A store that half-works (a Redis that answers reads and refuses writes: OOM under noeviction, a
+ * READONLY replica) starts and ends an outage with nearly every call, so anyone who can send
+ * requests could otherwise fill the log (docs/stores.md#deadlines-and-outages).
+ */
+export const RELAPSE_WINDOW_MS = 60_000;
 
 export interface StoreGuardOptions {
   /** Names the store in the log and in errors, e.g. `OAuth store (redis)`. */
@@ -79,7 +92,10 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
   // outage was seen cannot end it, and one issued before the recovery cannot start a new one.
   let issued = 0;
   let healedAfter = 0;
-  let outage: { seenAfter: number; since: number } | undefined;
+  let outage: { seenAfter: number; since: number; logged: boolean } | undefined;
+  /** When the last outage warning was logged, and how many outages ended unlogged since. */
+  let warnedAt = -Infinity;
+  let relapses = 0;
   let waiting = new Set<() => void>();
   /**
    * Calls past their deadline, and calls waiting locally with their deadline stopped: they fail
@@ -90,17 +106,37 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
   /** When the store last answered a call (with a value or an error), by performance.now(). */
   let answeredAt = -Infinity;
 
+  /** True within the window after the last warning (a clock set back ends the window). */
+  const relapsing = (at: number) => at >= warnedAt && at - warnedAt < RELAPSE_WINDOW_MS;
+  const warn = (current: NonNullable<typeof outage>, at: number, error: StoreCallError): void => {
+    const flapping = relapses > 0 ? { relapses } : {};
+    // A relapse logged once it outlasted the window says how long the store has been down.
+    const down = at > current.since ? { unavailableForMs: at - current.since } : {};
+    const count = relapses > 0 ? ` (flapping: ${relapses} outage${relapses === 1 ? '' : 's'} since the last warning went unlogged)` : '';
+    logger.warn({ store: name, ...fields, err: error, ...flapping, ...down }, `${name} unavailable: ${meanwhile}${count}`);
+    current.logged = true;
+    warnedAt = at;
+    relapses = 0;
+  };
   const failed = (call: number, error: StoreCallError): void => {
     onError?.();
-    if (outage || call <= healedAfter) return;
-    outage = { seenAfter: issued, since: now() };
-    logger.warn({ store: name, ...fields, err: error }, `${name} unavailable: ${meanwhile}`);
+    if (outage) {
+      // A relapse that outlasts the window is an outage like any other: its warning is due.
+      const at = outage.logged ? undefined : now();
+      if (at !== undefined && !relapsing(at)) warn(outage, at, error);
+      return;
+    }
+    if (call <= healedAfter) return;
+    const since = now();
+    outage = { seenAfter: issued, since, logged: false };
+    if (!relapsing(since)) warn(outage, since, error);
     for (const expire of [...late, ...paused]) expire();
     lane?.shedWaiting(name);
   };
   const succeeded = (call: number): void => {
     if (!outage || call <= outage.seenAfter) return;
-    logger.info({ store: name, ...fields, unavailableForMs: Math.max(0, now() - outage.since) }, `${name} available again`);
+    if (!outage.logged) relapses++;
+    else logger.info({ store: name, ...fields, unavailableForMs: Math.max(0, now() - outage.since) }, `${name} available again`);
     outage = undefined;
     healedAfter = issued;
     const actions = waiting;

@@ -76,7 +76,7 @@ export interface QuotaOptions {
 export interface QuotaServiceOptions extends Omit<QuotaOptions, 'basePath' | 'verifyToken' | 'history'> {
   /** Time source (ms since the epoch). Default `Date.now`. */
   now?: Clock;
-  /** Gets one warning per outage and one info when the store is back. Default: console. */
+  /** Gets one warning per outage and one info when the store is back (a store that flaps: at most one of each a minute). Default: console. */
   logger?: Logger;
 }
 

@@ -2,12 +2,13 @@
  * The store guard (docs/stores.md#deadlines-and-outages): a deadline on each call that measures
  * the store, not the local queue; a late call waited for while the store answers others; a
  * StoreUnavailableError for a failure; one warning per outage and one notice when it ends,
- * however many calls fail between.
+ * however many calls fail between; a store that flaps logs at most one warning and one notice a
+ * minute, and the next warning counts the outages it did not log.
  */
 import { describe, expect, it } from 'vitest';
 import { StoreUnavailableError } from '../../src/core/errors.js';
 import { StoreBusyError, StoreFailedError, StoreTimeoutError } from '../../src/core/store-errors.js';
-import { createStoreGuard, LATE_LIMIT } from '../../src/core/store-guard.js';
+import { createStoreGuard, LATE_LIMIT, RELAPSE_WINDOW_MS } from '../../src/core/store-guard.js';
 import { createStoreLane, MAX_WAITING } from '../../src/core/store-lane.js';
 import { capturingLogger } from '../support/logger.js';
 
@@ -21,9 +22,14 @@ const slow = <T>(ms: number, value: T) => () => after(ms).then(() => value);
 function setup(timeoutMs = 50, lane?: ReturnType<typeof createStoreLane>) {
   const logger = capturingLogger();
   let errors = 0;
-  const guard = createStoreGuard({ name: 'OAuth store (redis)', timeoutMs, logger, onError: () => errors++, ...(lane ? { lane } : {}) });
+  /** The guard's clock, moved by the test (the deadlines run on real time). */
+  let clock = Date.parse('2026-03-01T12:00:00Z');
+  const guard = createStoreGuard({ name: 'OAuth store (redis)', timeoutMs, logger, onError: () => errors++, ...(lane ? { lane } : {}), now: () => clock });
   const lines = () => logger.records.map((r) => `${r.level}: ${r.message}`);
-  return { guard, lines, logger, errors: () => errors };
+  /** The fields of each line, as a host storing pino's output would read them. */
+  const fields = () => logger.records.map((r) => JSON.parse(r.line) as Record<string, unknown>);
+  const advance = (ms: number) => (clock += ms);
+  return { guard, lines, fields, logger, advance, errors: () => errors };
 }
 
 describe('store guard', () => {
@@ -87,11 +93,12 @@ describe('store guard', () => {
   });
 
   it('logs one warning for many failures and one notice at the first success after them', async () => {
-    const { guard, lines, logger } = setup();
+    const { guard, lines, logger, advance } = setup();
     expect(await guard.run(up)).toBe('ok');
     await Promise.all(Array.from({ length: 50 }, () => guard.run(down).catch(() => undefined)));
     expect(await guard.run(up)).toBe('ok');
     expect(await guard.run(up)).toBe('ok');
+    advance(RELAPSE_WINDOW_MS);
     await guard.run(down).catch(() => undefined);
     expect(lines()).toEqual([
       'warn: OAuth store (redis) unavailable: answering 503 until it is back',
@@ -116,6 +123,97 @@ describe('store guard', () => {
     failStraggler(new Error('late failure'));
     await straggler;
     expect(lines()).toEqual(['warn: OAuth store (redis) unavailable: answering 503 until it is back', 'info: OAuth store (redis) available again']);
+  });
+
+  it('a store that flaps (reads answered, writes refused) logs one warning and one notice a minute, however many outages it has', async () => {
+    const { guard, lines, fields, advance, errors } = setup();
+    const ran: number[] = [];
+    // 100 calls in 10 s, a refused write and an answered read in turn.
+    for (let i = 0; i < 50; i++) {
+      await guard.run(down).catch(() => undefined);
+      expect(guard.degraded).toBe(true);
+      guard.whenBack(() => ran.push(i));
+      advance(100);
+      expect(await guard.run(up)).toBe('ok');
+      expect(guard.degraded).toBe(false);
+      advance(100);
+    }
+    expect(lines()).toEqual(['warn: OAuth store (redis) unavailable: answering 503 until it is back', 'info: OAuth store (redis) available again']);
+    // Only the log is damped: every outage was one for the calls, the actions and the metrics.
+    expect(ran).toEqual(Array.from({ length: 50 }, (_, i) => i));
+    expect(errors()).toBe(50);
+
+    // A failure a window after the warning warns again and counts the 49 outages not logged.
+    advance(RELAPSE_WINDOW_MS - 10_000);
+    await guard.run(down).catch(() => undefined);
+    advance(100);
+    await guard.run(up);
+    expect(lines().slice(2)).toEqual([
+      'warn: OAuth store (redis) unavailable: answering 503 until it is back (flapping: 49 outages since the last warning went unlogged)',
+      'info: OAuth store (redis) available again',
+    ]);
+    expect(fields()[2]).toMatchObject({ relapses: 49, store: 'OAuth store (redis)', err: { message: expect.stringContaining('connection reset') } });
+    expect(fields()[3]).toMatchObject({ unavailableForMs: 100 });
+    expect(fields()[3]).not.toHaveProperty('relapses');
+  });
+
+  it('a relapse that lasts past the window logs its warning at the next failure, so the log does not end on "available again"', async () => {
+    const { guard, lines, fields, advance } = setup();
+    await guard.run(down).catch(() => undefined);
+    advance(1000);
+    await guard.run(up);
+    advance(1000);
+    await guard.run(down).catch(() => undefined); // a relapse, over a second later
+    advance(1000);
+    await guard.run(up);
+    advance(1000);
+    await guard.run(down).catch(() => undefined); // a relapse that stays
+    advance(RELAPSE_WINDOW_MS - 4000 - 1);
+    await guard.run(down).catch(() => undefined);
+    expect(lines()).toHaveLength(2);
+    advance(1);
+    await guard.run(down).catch(() => undefined);
+    advance(5000);
+    await guard.run(down).catch(() => undefined);
+    advance(1000);
+    await guard.run(up);
+    expect(lines()).toEqual([
+      'warn: OAuth store (redis) unavailable: answering 503 until it is back',
+      'info: OAuth store (redis) available again',
+      'warn: OAuth store (redis) unavailable: answering 503 until it is back (flapping: 1 outage since the last warning went unlogged)',
+      'info: OAuth store (redis) available again',
+    ]);
+    // Down since the relapse began, 4 s after the first warning.
+    expect(fields()[2]).toMatchObject({ relapses: 1, unavailableForMs: RELAPSE_WINDOW_MS - 4000 });
+    expect(fields()[3]).toMatchObject({ unavailableForMs: RELAPSE_WINDOW_MS - 4000 + 6000 });
+  });
+
+  it('a store down for a long time logs one warning and, back for good, one notice', async () => {
+    const { guard, lines, fields, advance, errors } = setup();
+    for (let i = 0; i < 60; i++) {
+      await guard.run(down).catch(() => undefined);
+      advance(10_000);
+    }
+    expect(lines()).toEqual(['warn: OAuth store (redis) unavailable: answering 503 until it is back']);
+    await guard.run(up);
+    for (let i = 0; i < 10; i++) {
+      advance(10_000);
+      await guard.run(up);
+    }
+    expect(lines()).toEqual(['warn: OAuth store (redis) unavailable: answering 503 until it is back', 'info: OAuth store (redis) available again']);
+    expect(fields()[0]).not.toHaveProperty('relapses');
+    expect(fields()[0]).not.toHaveProperty('unavailableForMs');
+    expect(fields()[1]).toMatchObject({ unavailableForMs: 600_000 });
+    expect(errors()).toBe(60);
+  });
+
+  it('a clock set back does not silence the next outage', async () => {
+    const { guard, lines, advance } = setup();
+    await guard.run(down).catch(() => undefined);
+    await guard.run(up);
+    advance(-3_600_000);
+    await guard.run(down).catch(() => undefined);
+    expect(lines().filter((line) => line.startsWith('warn:'))).toHaveLength(2);
   });
 
   it('whenBack runs an action when the outage ends, at once without one', async () => {

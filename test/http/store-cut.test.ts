@@ -211,7 +211,8 @@ function describeCut(name: string, suite: (name: string, body: () => void) => vo
         await until('both notices', () => logs('info', 'quota store available again') && logs('info', `OAuth store (${name}) available again`));
         await answersOfEveryKind('after the stores are back', ['ping', 'userinfo', 'refresh']);
         // Long enough for a call issued after the recovery to be judged silent (twice the
-        // deadline): a second outage would show as a second warning.
+        // deadline), so its answer is among those checked below. (A second outage this soon after
+        // the warning is a relapse and logs nothing: docs/stores.md#deadlines-and-outages.)
         await pause(2 * DEADLINE_MS);
         running = false;
         await Promise.all(workers);

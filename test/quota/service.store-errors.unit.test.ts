@@ -107,9 +107,19 @@ describe("onStoreError: 'open'", () => {
     expect(logger.records.map((r) => r.level)).toEqual(['warn', 'info']);
     expect(logger.records[1]?.fields).toMatchObject({ unavailableForMs: 5000 });
     expect(quota.degraded).toBe(false);
+    // Within a minute of the warning a new outage is a relapse and logs nothing
+    // (docs/stores.md#deadlines-and-outages); a minute after it, the next one warns again.
+    store.failure = 'throw';
+    await quota.consume('app', '/x');
+    expect(quota.degraded).toBe(true);
+    expect(logger.records.map((r) => r.level)).toEqual(['warn', 'info']);
+    store.failure = false;
+    await quota.consume('app', '/x');
+    advance(55_000);
     store.failure = 'throw';
     await quota.consume('app', '/x');
     expect(logger.records.map((r) => r.level)).toEqual(['warn', 'info', 'warn']);
+    expect(logger.records[2]?.fields).toMatchObject({ relapses: 1 });
   });
 
   it('gives up on a hanging store at the deadline', async () => {

@@ -4,7 +4,7 @@
  * unlimited, cost 1). Limit 0 = unlimited.
  */
 import { describe, expect, it } from 'vitest';
-import { BadRequestError } from '../../src/core/errors.js';
+import { BadRequestError, ConfigurationError } from '../../src/core/errors.js';
 import {
   SYSTEM_DEFAULTS,
   createStaticRuleSource,
@@ -13,6 +13,16 @@ import {
   type QuotaRule,
 } from '../../src/quota/index.js';
 import { quotaDefaultsSchema } from '../../src/quota/rules.js';
+
+function configurationErrorOf(run: () => unknown): ConfigurationError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof ConfigurationError) return error;
+    throw error;
+  }
+  throw new Error('expected a ConfigurationError');
+}
 
 describe('normalizeApiPath', () => {
   it.each([
@@ -96,6 +106,24 @@ describe('rule and default validation', () => {
     ['an unknown field (typo)', { scope: 'global', apiPath: '/x', minutes: 5 }],
   ])('refuses %s with a TypeError', (_, rule) => {
     expect(() => createStaticRuleSource([rule as QuotaRule])).toThrow(TypeError);
+  });
+
+  it.each<[string, Partial<QuotaRule>, string, RegExp]>([
+    ['a cost above 1000', { cost: 1001 }, 'cost', /must be at most 1000$/],
+    ['the cost that overflowed PostgreSQL', { cost: Number.MAX_SAFE_INTEGER, minute: 0, day: 0, month: 0 }, 'cost', /must be at most 1000$/],
+    ['a limit above 1e12', { month: 1e12 + 1 }, 'month', /must be at most 1000000000000$/],
+  ])('refuses %s, naming the field', (_, fields, field, message) => {
+    const error = configurationErrorOf(() => createStaticRuleSource([{ scope: 'global', apiPath: '/x', ...fields }]));
+    expect(error.issues.map((issue) => issue.field)).toEqual([`quota.rules[0].${field}`]);
+    expect(error.message).toMatch(message);
+  });
+
+  it('accepts the bounds themselves', () => {
+    const rules: QuotaRule[] = [{ scope: 'global', apiPath: '/openapi/v1/heavy', cost: 1000, minute: 1e12, day: 1e12, month: 1e12 }];
+    expect(createStaticRuleSource(rules).rules.map((rule) => rule.apiPath)).toEqual(['/openapi/v1/heavy']);
+    expect(quotaDefaultsSchema.safeParse({ cost: 1000, month: 1e12 }).success).toBe(true);
+    expect(quotaDefaultsSchema.safeParse({ cost: 1001 }).success).toBe(false);
+    expect(quotaDefaultsSchema.safeParse({ day: 1e12 + 1 }).success).toBe(false);
   });
 
   it('refuses two rules for the same scope, client and path (after normalisation)', () => {

@@ -64,6 +64,14 @@ export function readApiPath(path: unknown): { path: string } | { problem: string
   return { path: out.toLowerCase() };
 }
 
+/** A `.` or `..` segment, `%2E` already decoded: what the URL standard resolves away (RFC 3986 5.2.4). */
+const DOT_SEGMENT = /\/\.{1,2}(?:\/|$)/;
+
+/** A normalised path with a `.` or `..` segment. */
+export function hasDotSegment(normalized: string): boolean {
+  return DOT_SEGMENT.test(normalized);
+}
+
 /**
  * The endpoint an API path names: query string and fragment removed, trailing slashes collapsed
  * (`/openapi/v1/ping/` and `/openapi/v1/ping?x=1` are `/openapi/v1/ping`), what a URI path cannot

@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { countOption } from '../core/option-schemas.js';
 import { parseConfig } from '../core/validation.js';
-import { readApiPath } from './api-path.js';
+import { hasDotSegment, readApiPath } from './api-path.js';
 import type { QuotaPeriod } from './periods.js';
 
 export type QuotaScope = 'client' | 'global' | 'system';
@@ -100,11 +100,25 @@ export interface ResolvedQuotaRule {
   limits: Readonly<Record<QuotaPeriod, number>>;
 }
 
+/**
+ * A rule's path is normalised like a request's, and may not hold a `.` or `..` segment: the fetch
+ * handler, and Hono on Node.js and Bun, resolve those (the URL standard, RFC 3986 5.2.4) before
+ * the guard sees a path, where Express, Koa, Connect, Fastify and Hono on Deno count the path as
+ * sent, so such a rule would apply on some hosts and never on others. Refused, it cannot be
+ * stored and silently never match; resolving it instead would give the rule another path than the
+ * operator wrote, one that Express routes elsewhere when a client sends the dots.
+ */
 const apiPath = z.string().transform((path, ctx) => {
   const read = readApiPath(path);
-  if ('path' in read) return read.path;
-  ctx.issues.push({ code: 'custom', message: read.problem, input: path });
-  return z.NEVER;
+  if ('problem' in read) {
+    ctx.issues.push({ code: 'custom', message: read.problem, input: path });
+    return z.NEVER;
+  }
+  if (hasDotSegment(read.path)) {
+    ctx.issues.push({ code: 'custom', message: 'must not hold "." or ".." segments: hosts that follow the URL standard resolve them before the guard sees a path', input: path });
+    return z.NEVER;
+  }
+  return read.path;
 });
 
 /** Units one call takes (see MAX_COST for the bound). */

@@ -96,6 +96,7 @@ describe.each(FACTORIES)('courierPlatform() on %s refuses a bad configuration at
     ['one quota rule without the list around it', async () => ({ quota: { rules: { scope: 'global', apiPath: '/openapi/v1/orders' } } }) as unknown as CourierPlatformOptions, 'quota.rules', /must be an array of rules or a rule source/],
     ['a quota rule cost no counter can hold', async () => ({ quota: { rules: [{ scope: 'global', apiPath: '/openapi/v1/hugecost', cost: Number.MAX_SAFE_INTEGER, minute: 0, day: 0, month: 0 }] } }), 'quota.rules[0].cost', /must be at most 1000$/],
     ['a default limit above 1e12', async () => ({ quota: { defaults: { month: 1e13 } } }), 'quota.defaults.month', /must be at most 1000000000000$/],
+    ['a quota rule path with a dot segment', async () => ({ quota: { rules: [{ scope: 'global', apiPath: '/openapi/v1/x/../dots', minute: 1 }] } }), 'quota.rules[0].apiPath', /must not hold "\." or "\.\." segments/],
     ['a quota rule no call can pass', async () => ({ quota: { rules: [{ scope: 'global', apiPath: '/openapi/v1/orders', cost: 5, minute: 3 }] } }), 'quota.rules[0]', /cost 5 exceeds the minute limit 3/],
     ['an unknown time zone', async () => ({ quota: { timeZone: 'Mars/Olympus_Mons' } }), 'quota.timeZone', /IANA time zone/],
     ['a misspelt option', async () => ({ oauth: { publicURL: 'https://auth.example.com' } }) as CourierPlatformOptions, 'oauth.publicURL', /is not an option; did you mean `publicUrl`\?$/],

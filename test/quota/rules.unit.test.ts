@@ -120,15 +120,21 @@ describe('rule and default validation', () => {
     ['a cost above 1000', { cost: 1001 }, 'cost', /must be at most 1000$/],
     ['the cost that overflowed PostgreSQL', { cost: Number.MAX_SAFE_INTEGER, minute: 0, day: 0, month: 0 }, 'cost', /must be at most 1000$/],
     ['a limit above 1e12', { month: 1e12 + 1 }, 'month', /must be at most 1000000000000$/],
+    ['a ".." segment', { apiPath: '/openapi/v1/x/../dots' }, 'apiPath', /must not hold "\." or "\.\." segments/],
+    ['a "." segment at the end', { apiPath: '/openapi/v1/x/./' }, 'apiPath', /"\." or "\.\." segments/],
+    ['a ".." segment spelt %2E%2e', { apiPath: '/openapi/v1/x/%2E%2e/dots' }, 'apiPath', /"\." or "\.\." segments/],
   ])('refuses %s, naming the field', (_, fields, field, message) => {
     const error = configurationErrorOf(() => createStaticRuleSource([{ scope: 'global', apiPath: '/x', ...fields }]));
     expect(error.issues.map((issue) => issue.field)).toEqual([`quota.rules[0].${field}`]);
     expect(error.message).toMatch(message);
   });
 
-  it('accepts the bounds themselves', () => {
-    const rules: QuotaRule[] = [{ scope: 'global', apiPath: '/openapi/v1/heavy', cost: 1000, minute: 1e12, day: 1e12, month: 1e12 }];
-    expect(createStaticRuleSource(rules).rules.map((rule) => rule.apiPath)).toEqual(['/openapi/v1/heavy']);
+  it('accepts the bounds themselves, and dots that are no segment of their own', () => {
+    const rules: QuotaRule[] = [
+      { scope: 'global', apiPath: '/openapi/v1/heavy', cost: 1000, minute: 1e12, day: 1e12, month: 1e12 },
+      { scope: 'global', apiPath: '/openapi/v1/x/.../.y/z.' },
+    ];
+    expect(createStaticRuleSource(rules).rules.map((rule) => rule.apiPath)).toEqual(['/openapi/v1/heavy', '/openapi/v1/x/.../.y/z.']);
     expect(quotaDefaultsSchema.safeParse({ cost: 1000, month: 1e12 }).success).toBe(true);
     expect(quotaDefaultsSchema.safeParse({ cost: 1001 }).success).toBe(false);
     expect(quotaDefaultsSchema.safeParse({ day: 1e12 + 1 }).success).toBe(false);

@@ -2,7 +2,7 @@ import { CONTROL_CHARACTERS_PROBLEM, NO_CONTROL_CHARACTERS } from '../core/contr
 import { BadRequestError } from '../core/errors.js';
 import { normalizePath } from '../core/router.js';
 
-/** Longest api path accepted; longer ones are refused rather than stored as keys. */
+/** Longest api path accepted, once percent-encoded; longer ones are refused rather than stored as keys. */
 export const MAX_API_PATH_LENGTH = 1024;
 
 /** RFC 3986 2.3: the characters whose percent-encoding names the same resource as the character. */
@@ -22,6 +22,29 @@ function decodeUnreserved(path: string): string {
   });
 }
 
+/** RFC 3986 3.3: a path of unreserved characters, sub-delims, `:`, `@`, `/` and `%` escapes only. */
+const URI_PATH = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*$/;
+/** What a URI path cannot hold as it is: any other character, and a `%` that starts no escape. */
+const NOT_URI_PATH = /[^A-Za-z0-9\-._~!$&'()*+,;=:@/%]+|%(?![0-9A-Fa-f]{2})/g;
+
+/**
+ * `/openapi/v1/Ärger` is `/openapi/v1/%C3%84rger`: what a URI path cannot hold as it is (letters
+ * beyond ASCII, a space, `{`) is percent-encoded as UTF-8 (RFC 3987 3.1, RFC 3986 2.1), as every
+ * client sends it and as the URL standard encodes it. A rule written with the character and a
+ * request that arrives encoded then name one endpoint; Node refuses raw bytes beyond ASCII in a
+ * request target, so an encoded path is all an Express, Koa or Connect host ever sees, while a
+ * Fastify route or a guard's `apiPath` may hold the character itself. Undefined for text that is
+ * no Unicode (a lone surrogate), which has no UTF-8 form.
+ */
+function encodeNonUriCharacters(path: string): string | undefined {
+  if (URI_PATH.test(path)) return path;
+  try {
+    return path.replace(NOT_URI_PATH, (characters) => encodeURIComponent(characters));
+  } catch {
+    return undefined;
+  }
+}
+
 /** Why `path` cannot name an endpoint, or its normalised form. */
 export function readApiPath(path: unknown): { path: string } | { problem: string } {
   if (typeof path !== 'string') return { problem: 'must be a string' };
@@ -32,21 +55,33 @@ export function readApiPath(path: unknown): { path: string } | { problem: string
   if (fragment !== -1 && fragment < end) end = fragment;
   const bare = path.slice(0, end);
   if (!bare.startsWith('/')) return { problem: `must start with "/", got ${JSON.stringify(path.slice(0, 80))}` };
-  const out = normalizePath(decodeUnreserved(bare));
-  if (out.length > MAX_API_PATH_LENGTH) return { problem: `must be at most ${MAX_API_PATH_LENGTH} characters` };
-  if (!NO_CONTROL_CHARACTERS.test(out)) return { problem: CONTROL_CHARACTERS_PROBLEM };
+  if (!NO_CONTROL_CHARACTERS.test(bare)) return { problem: CONTROL_CHARACTERS_PROBLEM };
+  const encoded = encodeNonUriCharacters(bare);
+  if (encoded === undefined) return { problem: 'must be Unicode text (it holds a lone surrogate)' };
+  const out = normalizePath(decodeUnreserved(encoded));
+  if (out.length > MAX_API_PATH_LENGTH) return { problem: `must be at most ${MAX_API_PATH_LENGTH} characters once percent-encoded` };
+  // After encoding, letters are ASCII only: `Ä` (%C3%84) and `ä` (%C3%A4) stay two endpoints, as Express routes them.
   return { path: out.toLowerCase() };
+}
+
+/** A `.` or `..` segment, `%2E` already decoded: what the URL standard resolves away (RFC 3986 5.2.4). */
+const DOT_SEGMENT = /\/\.{1,2}(?:\/|$)/;
+
+/** A normalised path with a `.` or `..` segment. */
+export function hasDotSegment(normalized: string): boolean {
+  return DOT_SEGMENT.test(normalized);
 }
 
 /**
  * The endpoint an API path names: query string and fragment removed, trailing slashes collapsed
- * (`/openapi/v1/ping/` and `/openapi/v1/ping?x=1` are `/openapi/v1/ping`), percent-encoded
- * letters, digits and `-._~` decoded (`/openapi/v1/%70ing`), letters folded to lower case:
- * Express and Connect route case-insensitively by default, so `/PING` reaches the same handler
- * and must not get an allowance of its own.
+ * (`/openapi/v1/ping/` and `/openapi/v1/ping?x=1` are `/openapi/v1/ping`), what a URI path cannot
+ * hold as it is percent-encoded as UTF-8 (`/openapi/v1/Ärger` is `/openapi/v1/%c3%84rger`),
+ * percent-encoded letters, digits and `-._~` decoded (`/openapi/v1/%70ing`), letters and escapes
+ * folded to lower case: Express and Connect route case-insensitively by default, so `/PING`
+ * reaches the same handler and must not get an allowance of its own.
  *
  * @throws BadRequestError (400) for a path that does not start with `/`, is longer than 1024
- *   characters or holds control characters.
+ *   characters once encoded, or holds control characters or a lone surrogate.
  */
 export function normalizeApiPath(path: string): string {
   const read = readApiPath(path);

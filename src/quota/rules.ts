@@ -9,12 +9,41 @@
 import { z } from 'zod';
 import { countOption } from '../core/option-schemas.js';
 import { parseConfig } from '../core/validation.js';
-import { readApiPath } from './api-path.js';
+import { hasDotSegment, readApiPath } from './api-path.js';
 import type { QuotaPeriod } from './periods.js';
 
 export type QuotaScope = 'client' | 'global' | 'system';
 
-/** One configured rule. Limits are non-negative integers, 0 = unlimited; a missing limit is the default. */
+/**
+ * The largest cost of a call and the largest limit of a period that a rule, the defaults or a
+ * consume request may name, so that no store's counter overflows or loses precision: integers are
+ * exact up to 2^53 - 1 (about 9.007e15) in JavaScript (the memory store, and what ioredis and pg
+ * answer) and in Redis's Lua scripts, and a PostgreSQL bigint or a Redis INCRBY fails past
+ * 2^63 - 1 (about 9.22e18), which the service would take for a store outage.
+ *
+ * An admitted call adds its cost to every bucket, limited or not (QuotaStore.consume). A limited
+ * bucket never holds more than its limit plus, for an instant (the Redis script charges, then
+ * takes back), one cost: at most 1e12 + 1000, exact everywhere. An unlimited bucket (limit 0)
+ * grows by the cost of every admitted call for as long as it lives; the longest is a month, 31
+ * days and one hour of a daylight-saving change, about 2.68e6 s. At cost 1000 its count reaches
+ * 2^53 after 9.0e12 calls: 3.36 million a second, every second of the month, all on the one
+ * counter of one client and path. Measured on a 2-CPU machine, no store takes one counter that
+ * fast: the memory store answered 2.4 million `consume` calls a second in a tight loop (a process
+ * guards about 4,000 HTTP calls a second, docs/performance.md), Redis runs its consume script in
+ * 6.5 µs (INFO commandstats), one script at a time (about 150,000 a second), and PostgreSQL
+ * charged 247,000 a second with 2000 calls of one process in flight. Past 2^53 nothing would fail
+ * even so: only the `used` reported for an unlimited period would be rounded; a 64-bit overflow
+ * needs 9.2e15 calls, 3.4 billion a second. A cost of 1,000,000 instead would reach 2^53 at 3,360
+ * calls a second, a load one process serves: hence 1000.
+ */
+export const MAX_COST = 1000;
+/** See MAX_COST. Above any useful limit: 1e12 a month is 373,000 calls a second. */
+export const MAX_LIMIT = 1e12;
+
+/**
+ * One configured rule. Limits are integers from 0 (unlimited) to 1e12, the cost one from 0 to
+ * 1000 (MAX_LIMIT, MAX_COST: what no store's counter can overflow with); a missing one is the default.
+ */
 export interface QuotaRule {
   scope: 'client' | 'global';
   /** Required for scope `client`, forbidden for scope `global`. */
@@ -71,12 +100,31 @@ export interface ResolvedQuotaRule {
   limits: Readonly<Record<QuotaPeriod, number>>;
 }
 
+/**
+ * A rule's path is normalised like a request's, and may not hold a `.` or `..` segment: the fetch
+ * handler, and Hono on Node.js and Bun, resolve those (the URL standard, RFC 3986 5.2.4) before
+ * the guard sees a path, where Express, Koa, Connect, Fastify and Hono on Deno count the path as
+ * sent, so such a rule would apply on some hosts and never on others. Refused, it cannot be
+ * stored and silently never match; resolving it instead would give the rule another path than the
+ * operator wrote, one that Express routes elsewhere when a client sends the dots.
+ */
 const apiPath = z.string().transform((path, ctx) => {
   const read = readApiPath(path);
-  if ('path' in read) return read.path;
-  ctx.issues.push({ code: 'custom', message: read.problem, input: path });
-  return z.NEVER;
+  if ('problem' in read) {
+    ctx.issues.push({ code: 'custom', message: read.problem, input: path });
+    return z.NEVER;
+  }
+  if (hasDotSegment(read.path)) {
+    ctx.issues.push({ code: 'custom', message: 'must not hold "." or ".." segments: hosts that follow the URL standard resolve them before the guard sees a path', input: path });
+    return z.NEVER;
+  }
+  return read.path;
 });
+
+/** Units one call takes (see MAX_COST for the bound). */
+const costOption = countOption.max(MAX_COST);
+/** A period's limit, 0 = unlimited (see MAX_LIMIT for the bound). */
+const limitOption = countOption.max(MAX_LIMIT);
 
 /** One rule, its path normalised. */
 export const quotaRuleSchema = z
@@ -84,10 +132,10 @@ export const quotaRuleSchema = z
     scope: z.enum(['client', 'global']),
     clientId: z.string().min(1).optional(),
     apiPath,
-    cost: countOption.optional(),
-    minute: countOption.optional(),
-    day: countOption.optional(),
-    month: countOption.optional(),
+    cost: costOption.optional(),
+    minute: limitOption.optional(),
+    day: limitOption.optional(),
+    month: limitOption.optional(),
   })
   .superRefine((rule, ctx) => {
     if (rule.scope === 'client' && rule.clientId === undefined) ctx.addIssue({ code: 'custom', message: 'a client rule needs a clientId', path: ['clientId'] });
@@ -97,10 +145,10 @@ export const quotaRuleSchema = z
 /** The system rule; a missing field keeps its system default. */
 export const quotaDefaultsSchema = z
   .strictObject({
-    minute: countOption.default(SYSTEM_DEFAULTS.minute),
-    day: countOption.default(SYSTEM_DEFAULTS.day),
-    month: countOption.default(SYSTEM_DEFAULTS.month),
-    cost: countOption.default(SYSTEM_DEFAULTS.cost),
+    minute: limitOption.default(SYSTEM_DEFAULTS.minute),
+    day: limitOption.default(SYSTEM_DEFAULTS.day),
+    month: limitOption.default(SYSTEM_DEFAULTS.month),
+    cost: costOption.default(SYSTEM_DEFAULTS.cost),
   })
   .prefault({});
 

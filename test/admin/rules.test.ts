@@ -73,6 +73,15 @@ describe.each(ADAPTER_NAMES)('admin quota rules on %s', (adapter) => {
     const impossible = await rules(h).put({ scope: 'global', apiPath: PING, minute: 2, cost: 3 });
     expect(impossible.status).toBe(400);
     expect(impossible.body.data.errors[0].field).toBe('cost');
+    // Beyond what every store's counters hold (docs/quota.md#rules), or a path the URL standard resolves.
+    const huge = await rules(h).put({ scope: 'global', apiPath: '/openapi/v1/hugecost', cost: Number.MAX_SAFE_INTEGER, minute: 0, day: 0, month: 0 });
+    expect([huge.status, huge.body.data.errors]).toEqual([400, [{ field: 'cost', rule: 'max', message: 'must be at most 1000' }]]);
+    const limit = await rules(h).put({ scope: 'global', apiPath: '/openapi/v1/hugecost', month: 1e12 + 1 });
+    expect([limit.status, limit.body.data.errors]).toEqual([400, [{ field: 'month', rule: 'max', message: 'must be at most 1000000000000' }]]);
+    const dots = await rules(h).put({ scope: 'global', apiPath: '/openapi/v1/x/../dots', minute: 1 });
+    expect([dots.status, dots.body.data.errors]).toEqual([400, [{ field: 'apiPath', rule: 'custom', message: expect.stringContaining('must not hold "." or ".." segments') }]]);
+    const bounds = await rules(h).put({ scope: 'global', apiPath: '/openapi/v1/hugecost', cost: 1000, minute: 0, day: 0, month: 1e12 });
+    expect([bounds.status, bounds.body.data.cost, bounds.body.data.month]).toEqual([200, 1000, 1e12]);
 
     // The query's parameters are named as sent.
     const noClient = await rules(h).remove({ scope: 'client', api_path: PING });

@@ -37,6 +37,8 @@ export const PING = '/openapi/v1/ping';
 export const ORDERS = '/openapi/v1/orders';
 /** Only the Express host has it: the endpoint named explicitly with `platform.quota(ORDER_ITEM)`. */
 export const ORDER_ITEM = '/openapi/v1/orders/:id';
+/** A GET route beyond ASCII, answered like PING: sent percent-encoded (Node refuses raw bytes), routed by Fastify under the characters. */
+export const ARGER = '/openapi/v1/Ärger';
 
 // ---------------------------------------------------------------------------------------------
 // Clock
@@ -112,6 +114,7 @@ type Handler = 'ping' | 'orders' | 'order';
 const ROUTES: { method: 'GET' | 'POST'; path: string; handler: Handler }[] = [
   { method: 'GET', path: PING, handler: 'ping' },
   { method: 'POST', path: ORDERS, handler: 'orders' },
+  { method: 'GET', path: encodeURI(ARGER), handler: 'ping' },
 ];
 
 function sendJson(res: ServerResponse, body: unknown): void {
@@ -160,6 +163,7 @@ async function hostListener(adapter: AdapterName, setup: HostSetup, clock: TestC
     app.register(platform);
     app.get(PING, { preHandler: platform.quota() }, async (request) => answer('ping', request.platformAuth));
     app.post(ORDERS, { onRequest: platform.quota() }, async (request) => answer('orders', request.platformAuth));
+    app.get(ARGER, { preHandler: platform.quota() }, async (request) => answer('ping', request.platformAuth));
     return { listener: fastifyListener(app as never), ready: () => platform.platform.ready() };
   }
 
@@ -169,6 +173,7 @@ async function hostListener(adapter: AdapterName, setup: HostSetup, clock: TestC
     app.use(platform);
     app.get(PING, platform.quota(), (c) => c.json(answer('ping', c.get('platformAuth'))));
     app.post(ORDERS, platform.quota(), (c) => c.json(answer('orders', c.get('platformAuth'))));
+    app.get(hostPath(encodeURI(ARGER)), platform.quota(), (c) => c.json(answer('ping', c.get('platformAuth'))));
     return { listener: getRequestListener(app.fetch), ready: () => platform.platform.ready() };
   }
 
@@ -210,6 +215,9 @@ async function hostListener(adapter: AdapterName, setup: HostSetup, clock: TestC
   });
   app.post(ORDERS, platform.quota(), (req, res) => {
     res.json(answer('orders', req.platformAuth));
+  });
+  app.get(encodeURI(ARGER), platform.quota(), (req, res) => {
+    res.json(answer('ping', req.platformAuth));
   });
   // A parameterised route names its endpoint, so every id shares one quota.
   app.get(ORDER_ITEM, platform.quota(ORDER_ITEM), (req, res) => {

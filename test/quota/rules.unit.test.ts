@@ -4,7 +4,7 @@
  * unlimited, cost 1). Limit 0 = unlimited.
  */
 import { describe, expect, it } from 'vitest';
-import { BadRequestError } from '../../src/core/errors.js';
+import { BadRequestError, ConfigurationError } from '../../src/core/errors.js';
 import {
   SYSTEM_DEFAULTS,
   createStaticRuleSource,
@@ -13,6 +13,16 @@ import {
   type QuotaRule,
 } from '../../src/quota/index.js';
 import { quotaDefaultsSchema } from '../../src/quota/rules.js';
+
+function configurationErrorOf(run: () => unknown): ConfigurationError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof ConfigurationError) return error;
+    throw error;
+  }
+  throw new Error('expected a ConfigurationError');
+}
 
 describe('normalizeApiPath', () => {
   it.each([
@@ -33,11 +43,19 @@ describe('normalizeApiPath', () => {
     ['/', '/'],
     ['//', '/'],
     ['/?x', '/'],
+    // RFC 3987 3.1, RFC 3986 2.1: what a URI path cannot hold is its UTF-8 percent-encoded, as clients send it.
+    ['/openapi/v1/Ärger', '/openapi/v1/%c3%84rger'],
+    ['/openapi/v1/%C3%84rger', '/openapi/v1/%c3%84rger'],
+    ['/openapi/v1/ärger', '/openapi/v1/%c3%a4rger'], // another endpoint than Ärger, as Express routes them
+    ['/openapi/v1/😀/ß', '/openapi/v1/%f0%9f%98%80/%c3%9f'],
+    ['/openapi/v1/a b"{|}^`<>\\', '/openapi/v1/a%20b%22%7b%7c%7d%5e%60%3c%3e%5c'],
+    ['/openapi/v1/50%/%zz/%4', '/openapi/v1/50%25/%25zz/%254'],
+    ["/openapi/v1/a!$&'()*+,;=:@b", "/openapi/v1/a!$&'()*+,;=:@b"], // sub-delims, ':' and '@' belong in a path
   ])('%s -> %s', (input, expected) => {
     expect(normalizeApiPath(input)).toBe(expected);
   });
 
-  it.each([['openapi/v1/ping'], [''], ['?x=1'], ['http://host/openapi'], ['/a\nb'], [`/${'a'.repeat(1100)}`]])('refuses %j with a 400', (input) => {
+  it.each([['openapi/v1/ping'], [''], ['?x=1'], ['http://host/openapi'], ['/a\nb'], [`/${'a'.repeat(1100)}`], [`/${'Ä'.repeat(200)}`], ['/a\uD800b']])('refuses %j with a 400', (input) => {
     expect(() => normalizeApiPath(input)).toThrow(BadRequestError);
   });
 });
@@ -96,6 +114,30 @@ describe('rule and default validation', () => {
     ['an unknown field (typo)', { scope: 'global', apiPath: '/x', minutes: 5 }],
   ])('refuses %s with a TypeError', (_, rule) => {
     expect(() => createStaticRuleSource([rule as QuotaRule])).toThrow(TypeError);
+  });
+
+  it.each<[string, Partial<QuotaRule>, string, RegExp]>([
+    ['a cost above 1000', { cost: 1001 }, 'cost', /must be at most 1000$/],
+    ['the cost that overflowed PostgreSQL', { cost: Number.MAX_SAFE_INTEGER, minute: 0, day: 0, month: 0 }, 'cost', /must be at most 1000$/],
+    ['a limit above 1e12', { month: 1e12 + 1 }, 'month', /must be at most 1000000000000$/],
+    ['a ".." segment', { apiPath: '/openapi/v1/x/../dots' }, 'apiPath', /must not hold "\." or "\.\." segments/],
+    ['a "." segment at the end', { apiPath: '/openapi/v1/x/./' }, 'apiPath', /"\." or "\.\." segments/],
+    ['a ".." segment spelt %2E%2e', { apiPath: '/openapi/v1/x/%2E%2e/dots' }, 'apiPath', /"\." or "\.\." segments/],
+  ])('refuses %s, naming the field', (_, fields, field, message) => {
+    const error = configurationErrorOf(() => createStaticRuleSource([{ scope: 'global', apiPath: '/x', ...fields }]));
+    expect(error.issues.map((issue) => issue.field)).toEqual([`quota.rules[0].${field}`]);
+    expect(error.message).toMatch(message);
+  });
+
+  it('accepts the bounds themselves, and dots that are no segment of their own', () => {
+    const rules: QuotaRule[] = [
+      { scope: 'global', apiPath: '/openapi/v1/heavy', cost: 1000, minute: 1e12, day: 1e12, month: 1e12 },
+      { scope: 'global', apiPath: '/openapi/v1/x/.../.y/z.' },
+    ];
+    expect(createStaticRuleSource(rules).rules.map((rule) => rule.apiPath)).toEqual(['/openapi/v1/heavy', '/openapi/v1/x/.../.y/z.']);
+    expect(quotaDefaultsSchema.safeParse({ cost: 1000, month: 1e12 }).success).toBe(true);
+    expect(quotaDefaultsSchema.safeParse({ cost: 1001 }).success).toBe(false);
+    expect(quotaDefaultsSchema.safeParse({ day: 1e12 + 1 }).success).toBe(false);
   });
 
   it('refuses two rules for the same scope, client and path (after normalisation)', () => {

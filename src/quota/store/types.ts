@@ -10,7 +10,7 @@ import type { UsageHistoryStore } from '../../history/types.js';
 import type { StoreConnection } from '../../core/store-connection.js';
 import type { StoreCall } from '../../core/store-guard.js';
 import type { QuotaPeriod } from '../periods.js';
-import type { MatchedRules, QuotaRule } from '../rules.js';
+import { MAX_COST, MAX_LIMIT, type MatchedRules, type QuotaRule } from '../rules.js';
 
 /**
  * The quota store's name in the store guard, its log lines and a pool's local queue: the queue
@@ -25,7 +25,7 @@ export interface QuotaBucket {
   start: number;
   /** End of the period, UTC ms: the counter may be forgotten from then on. */
   end: number;
-  /** 0 = unlimited (the counter still counts). */
+  /** 0 = unlimited (the counter still counts); at most MAX_LIMIT. */
   limit: number;
 }
 
@@ -33,7 +33,7 @@ export interface ConsumeRequest {
   clientId: string;
   /** Normalised path. */
   apiPath: string;
-  /** Units to take from every bucket; a non-negative integer. */
+  /** Units to take from every bucket; an integer from 0 to MAX_COST. */
   cost: number;
   /** At most one bucket per period, periods distinct. */
   buckets: readonly QuotaBucket[];
@@ -142,13 +142,13 @@ export function exhaustedPeriods(buckets: readonly QuotaBucket[], used: readonly
 
 /** Checks what every store relies on; a bad request is a programming error, not a store failure. */
 export function checkConsumeRequest(request: ConsumeRequest): void {
-  if (!Number.isSafeInteger(request.cost) || request.cost < 0) throw configurationError('invalid_argument', 'cost', `must be a non-negative integer, got ${request.cost}`);
+  if (!Number.isSafeInteger(request.cost) || request.cost < 0 || request.cost > MAX_COST) throw configurationError('invalid_argument', 'cost', `must be an integer from 0 to ${MAX_COST}, got ${request.cost}`);
   const { buckets } = request;
   for (let i = 0; i < buckets.length; i++) {
     const bucket = buckets[i] as QuotaBucket;
     // A handful of buckets: a nested scan is cheaper than a Set on every guarded call.
     for (let j = 0; j < i; j++) if ((buckets[j] as QuotaBucket).period === bucket.period) throw configurationError('invalid_argument', `buckets[${i}]`, `gives the period ${bucket.period} twice`);
-    if (!Number.isSafeInteger(bucket.limit) || bucket.limit < 0) throw configurationError('invalid_argument', `buckets[${i}].limit`, `must be a non-negative integer, got ${bucket.limit}`);
+    if (!Number.isSafeInteger(bucket.limit) || bucket.limit < 0 || bucket.limit > MAX_LIMIT) throw configurationError('invalid_argument', `buckets[${i}].limit`, `must be an integer from 0 to ${MAX_LIMIT}, got ${bucket.limit}`);
     if (!(bucket.end > bucket.start)) throw configurationError('invalid_argument', `buckets[${i}]`, `the ${bucket.period} bucket ends before it starts`);
   }
 }

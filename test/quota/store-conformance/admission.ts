@@ -4,7 +4,7 @@
  * over-admission under concurrent calls.
  */
 import { expect, it } from 'vitest';
-import { expectAdmitted, expectRejected, iso, type QuotaConformanceSuite } from './harness.js';
+import { at, expectAdmitted, expectRejected, iso, type QuotaConformanceSuite } from './harness.js';
 
 export function registerAdmissionTests(suite: QuotaConformanceSuite): void {
   const { client, harness } = suite;
@@ -57,6 +57,20 @@ export function registerAdmissionTests(suite: QuotaConformanceSuite): void {
     const inspection = await h.quota.inspect(id, path);
     if (inspection.outcome !== 'ok') throw inspection.error;
     for (const p of inspection.report.periods) expect(p).toMatchObject({ limit: 0, used: 75, remaining: -1, unlimited: true });
+  });
+
+  it('counts the largest cost under the largest limit exactly, and refuses larger ones before counting (MAX_COST, MAX_LIMIT)', async () => {
+    const id = client('bounds');
+    const path = '/openapi/v1/heavy';
+    const h = harness({ start: '2026-11-21T10:00:00Z', rules: [{ scope: 'global', apiPath: path, cost: 1000, minute: 0, day: 1e12, month: 1e12 }] });
+    for (let i = 0; i < 3; i++) expectAdmitted(await h.quota.consume(id, path));
+    expect(await h.used(id, path)).toEqual({ minute: 3000, day: 3000, month: 3000 });
+
+    const buckets = [{ period: 'month' as const, start: at('2026-11-01T00:00:00Z'), end: at('2026-12-01T00:00:00Z'), limit: 1e12 }];
+    const now = at('2026-11-21T10:00:00Z');
+    await expect(suite.store.consume({ clientId: id, apiPath: path, cost: 1001, buckets, now })).rejects.toMatchObject({ code: 'invalid_argument', field: 'cost' });
+    await expect(suite.store.consume({ clientId: id, apiPath: path, cost: 1, buckets: [{ ...buckets[0]!, limit: 1e12 + 1 }], now })).rejects.toMatchObject({ code: 'invalid_argument', field: 'buckets[0].limit' });
+    expect(await h.used(id, path)).toEqual({ minute: 3000, day: 3000, month: 3000 });
   });
 
   it('charges nothing for a rejected call, in any period', async () => {

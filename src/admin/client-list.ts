@@ -4,36 +4,21 @@
  * the next page goes beside it, as get_quota's `time` does.
  */
 import { z } from 'zod';
-import { okEnvelopeSchema } from '../core/envelope.js';
-import { ValidationError } from '../core/errors.js';
-import { jsonResponse, type PlatformResponse } from '../core/http.js';
+import type { PlatformResponse } from '../core/http.js';
 import { clientPage } from '../oauth/store/client-page.js';
 import type { OAuthClientRecord, OAuthStore } from '../oauth/store/types.js';
+import { afterOf, cursorOf, pageCursor, pageLimit, pageResponse, pageResponseSchema } from './paging.js';
 
 export const DEFAULT_CLIENT_PAGE = 100;
 export const MAX_CLIENT_PAGE = 500;
 
 export const listQuery = z.strictObject({
   status: z.enum(['active', 'suspended']).optional(),
-  limit: z.coerce.number().int().min(1).max(MAX_CLIENT_PAGE).default(DEFAULT_CLIENT_PAGE),
-  cursor: z.string().min(1).optional(),
+  limit: pageLimit(DEFAULT_CLIENT_PAGE, MAX_CLIENT_PAGE),
+  cursor: pageCursor,
 });
 
-export const listResponseSchema = okEnvelopeSchema(z.array(z.looseObject({ id: z.string() }))).extend({
-  next_cursor: z.string().nullable(),
-});
-
-/** The cursor names the last client shown; it is opaque to callers, so its form may change. */
-const cursorOf = (id: string) => Buffer.from(id, 'utf8').toString('base64url');
-
-/** The id a cursor names; anything that is not a cursor's exact spelling is a 400. */
-function afterOf(cursor: string): string {
-  const id = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (id === '' || cursorOf(id) !== cursor) {
-    throw new ValidationError([{ field: 'cursor', rule: 'cursor', message: 'is not a next_cursor this API gave' }]);
-  }
-  return id;
-}
+export const listResponseSchema = pageResponseSchema(z.array(z.looseObject({ id: z.string() })));
 
 export async function listClients(
   store: OAuthStore,
@@ -46,5 +31,5 @@ export async function listClients(
   const found = clientPage(await store.listClients(page), page);
   const shown = found.slice(0, query.limit);
   const next = found.length > query.limit ? cursorOf(shown.at(-1)!.id) : null;
-  return jsonResponse(200, { code: 0, message: 'ok', data: shown.map(view), next_cursor: next });
+  return pageResponse(shown.map(view), next);
 }

@@ -1,10 +1,10 @@
 /**
- * `{admin}/usage` (docs/operator.md#usage): every endpoint an application used in the current
- * periods, in get_quota's shape, and a reset, on every adapter with the memory store and on a
- * Redis and a PostgreSQL store shared by two processes.
+ * `{admin}/usage` (docs/operator.md#usage): the endpoints an application used in the current
+ * periods, in get_quota's shape a page at a time in path order, and a reset, on every adapter
+ * with the memory store and on a Redis and a PostgreSQL store shared by two processes.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { QuotaStore } from '../../src/quota/index.js';
+import { createMemoryQuotaStore, createQuotaService, type QuotaStore } from '../../src/quota/index.js';
 import { accessToken, ADAPTER_NAMES, closeHosts, CONFIDENTIAL, OTHER, ORDERS, PING, ping, postOrder, startHost, usedOf, type QuotaHost } from '../http/quota-helpers.js';
 import { describePostgres, describeRedis } from '../support/services.js';
 import { postgresQuotaStores, redisQuotaStores, type SharedQuotaStore } from './shared-quota-stores.js';
@@ -26,6 +26,60 @@ interface Endpoint {
 }
 const usedBy = (res: { body: { data: { endpoints: Endpoint[] } } }) =>
   Object.fromEntries(res.body.data.endpoints.map((e) => [e.api_path, e.periods.map((p) => p.used)]));
+
+/** Endpoints a guard that names none makes of made-up paths (docs/quota.md): more than a page. */
+const MANY = 150;
+const madeUp = (i: number) => `/openapi/v1/made-up/${String(i).padStart(3, '0')}`;
+
+/** One call of each made-up path by the application, last first: the store's order is not the answer's. */
+async function callMany(h: QuotaHost, store: QuotaStore): Promise<string[]> {
+  const quota = createQuotaService({ store, now: h.clock.now });
+  for (let i = MANY - 1; i >= 0; i -= 1) expect((await quota.consume(CONFIDENTIAL.id, madeUp(i))).admitted).toBe(true);
+  return Array.from({ length: MANY }, (_, i) => madeUp(i));
+}
+
+/** Two pages of 100 and 50 in path order, `next_cursor` beside `data`, then the limits and a bad cursor. */
+async function pagesThrough(h: QuotaHost, paths: string[]): Promise<void> {
+  const first = await usage(h, { client_id: CONFIDENTIAL.id });
+  expect(first.status, first.text).toBe(200);
+  expect(Object.keys(first.body).sort()).toEqual(['code', 'data', 'message', 'next_cursor']);
+  expect(Object.keys(first.body.data).sort()).toEqual(['client_id', 'endpoints']);
+  expect(first.body.data.client_id).toBe(CONFIDENTIAL.id);
+  expect(first.body.data.endpoints.map((e: Endpoint) => e.api_path)).toEqual(paths.slice(0, 100));
+  expect(Object.values(usedBy(first))).toEqual(Array.from({ length: 100 }, () => [1, 1, 1]));
+  expect(first.body.next_cursor).toEqual(expect.any(String));
+
+  const second = await usage(h, { client_id: CONFIDENTIAL.id, cursor: first.body.next_cursor });
+  expect(second.status, second.text).toBe(200);
+  expect(second.body.data.endpoints.map((e: Endpoint) => e.api_path)).toEqual(paths.slice(100));
+  expect(second.body.next_cursor).toBeNull();
+
+  const all = await usage(h, { client_id: CONFIDENTIAL.id, limit: String(MANY) });
+  expect([all.body.data.endpoints.length, all.body.next_cursor]).toEqual([MANY, null]);
+  const short = await usage(h, { client_id: CONFIDENTIAL.id, limit: String(MANY - 1) });
+  expect(short.body.data.endpoints.length).toBe(MANY - 1);
+  const last = await usage(h, { client_id: CONFIDENTIAL.id, limit: '1', cursor: short.body.next_cursor });
+  expect([last.body.data.endpoints.map((e: Endpoint) => e.api_path), last.body.next_cursor]).toEqual([[paths.at(-1)], null]);
+  expect((await usage(h, { client_id: CONFIDENTIAL.id, limit: '1000' })).status).toBe(200);
+
+  for (const [query, field] of [
+    [{ limit: '0' }, 'limit'],
+    [{ limit: '1001' }, 'limit'],
+    [{ limit: 'ten' }, 'limit'],
+    [{ cursor: 'not a cursor!' }, 'cursor'],
+    [{ cursor: `${first.body.next_cursor}=` }, 'cursor'],
+    [{ page: '2' }, 'page'],
+  ] as const) {
+    const res = await usage(h, { client_id: CONFIDENTIAL.id, ...query });
+    expect(res.status, JSON.stringify(query)).toBe(400);
+    expect(res.body.data.errors[0].field).toBe(field);
+  }
+
+  // The endpoint a cursor names may be reset meanwhile: the next page starts after it all the same.
+  expect((await reset(h, { client_id: CONFIDENTIAL.id, api_path: paths[99]! })).body.data.endpoints).toBe(1);
+  const after = await usage(h, { client_id: CONFIDENTIAL.id, cursor: first.body.next_cursor });
+  expect(after.body.data.endpoints.map((e: Endpoint) => e.api_path)).toEqual(paths.slice(100));
+}
 
 describe.each(ADAPTER_NAMES)('admin usage on %s', (adapter) => {
   it("reads every endpoint an application used in get_quota's shape, and resets one endpoint or all", async () => {
@@ -63,6 +117,12 @@ describe.each(ADAPTER_NAMES)('admin usage on %s', (adapter) => {
     expect([idle.status, idle.body.data]).toEqual([200, { client_id: OTHER.id, endpoints: [] }]);
   });
 
+  it(`answers ${MANY} endpoints a page at a time in path order: 100 and a cursor, then 50 and null; limit and cursor checked`, async () => {
+    const store = createMemoryQuotaStore();
+    const h = await host(adapter, store);
+    await pagesThrough(h, await callMany(h, store));
+  });
+
   it('wants the operator (401) and a client_id (400 naming it)', async () => {
     const h = await host(adapter);
     expect((await h.http().get(`/admin/usage?client_id=${CONFIDENTIAL.id}`)).status).toBe(401);
@@ -98,6 +158,12 @@ function twoProcesses(label: string, open: () => SharedQuotaStore) {
       expect(usedBy(await usage(two, { client_id: CONFIDENTIAL.id }))).toEqual({ [PING]: [3, 3, 3] });
       expect((await reset(two, { client_id: CONFIDENTIAL.id })).body.data.endpoints).toBe(1);
       expect(await usedOf(one, token, PING)).toEqual([0, 0, 0]);
+    });
+
+    it(`one process reads the ${MANY} endpoints the application used through the other a page at a time`, async () => {
+      const stores = (shared ??= open());
+      const [one, two] = [await host('express', stores.store()), await host('express', stores.store())];
+      await pagesThrough(two, await callMany(one, stores.store()));
     });
   });
 }

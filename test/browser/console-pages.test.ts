@@ -3,11 +3,13 @@
  * (docs/operator.md#console), in Chromium on the running example: the applications screen shows
  * them 50 at a time until the last, which the operator suspends; the overview sums every page,
  * and past 1,000 applications says what it left out. No screen has more than six history
- * requests open at once. The history route is answered by the test, in the shape docs/operator.md#usage-history gives.
+ * requests open at once. An application with more endpoints than one page of `GET {admin}/usage`
+ * shows 100 at a time, on its card and on its page. The history route, and the usage of that
+ * application, are answered by the test, in the shapes docs/operator.md gives.
  */
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import type { Browser, Page, Route } from 'playwright-core';
+import type { Browser, Locator, Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeWithChromium, launchChromium, unexpected } from '../support/chromium.js';
 import { startExample, type RunningExample } from '../support/example.js';
@@ -199,6 +201,65 @@ describeBrowser('the operator console over many applications', { timeout: 120_00
     expect(seen.asked).toHaveLength(1000);
     expect(seen.asked).not.toContain(fake[1000]!.id);
     expect(seen.most).toBeLessThanOrEqual(6);
+    await page.unrouteAll();
+  });
+
+  it('shows an application of many endpoints 100 at a time, on its card and on its page, until the last', async () => {
+    const busy = all[0]!;
+    const reset = new Date(Date.now() + 60_000).toISOString();
+    const endpoints = Array.from({ length: 250 }, (_, i) => ({
+      api_path: `/openapi/v1/made-up/${String(i).padStart(3, '0')}`,
+      scope: 'system',
+      cost: 1,
+      periods: ['minute', 'day', 'month'].map((period) => ({ period, limit: 100, used: 1, remaining: 99, unlimited: false, reset_at: reset })),
+    }));
+    const asked: (string | null)[][] = [];
+    // GET {admin}/usage of this application, paged as docs/operator.md#usage says; the others' go to the example.
+    await page.route(
+      (url) => url.pathname.endsWith('/admin/usage') && url.searchParams.get('client_id') === busy.id,
+      (route) => {
+        const query = new URL(route.request().url()).searchParams;
+        asked.push([query.get('limit'), query.get('cursor')]);
+        const from = Number(query.get('cursor') ?? 0);
+        const next = from + 100 < endpoints.length ? String(from + 100) : null;
+        const data = { client_id: busy.id, endpoints: endpoints.slice(from, from + 100) };
+        return route.fulfill({ contentType: 'application/json', body: JSON.stringify({ code: 0, message: 'ok', data, next_cursor: next }) });
+      },
+    );
+    const more = page.getByRole('button', { name: 'Show more endpoints' });
+    const paths = (where: Locator) => where.locator('.endpoints code').allTextContents();
+    const pathsOf = (from: number, to: number) => endpoints.slice(from, to).map((endpoint) => endpoint.api_path);
+
+    await page.getByRole('link', { name: 'Applications' }).click();
+    const card = page.getByRole('article', { name: busy.name });
+    await expect.poll(() => paths(card), SETTLED).toEqual(pathsOf(0, 100));
+    expect(await card.getByText('100 endpoints listed, and more.').isVisible()).toBe(true);
+    // Only this card has more than a page, and its button names it.
+    expect(await more.count()).toBe(1);
+    expect(await more.getAttribute('aria-label')).toBe(`Show more endpoints of ${busy.name}`);
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      await more.scrollIntoViewIfNeeded();
+      await page.screenshot({ path: `${ARTIFACTS}console-endpoints-paged-${width}.png` });
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await more.click();
+    await expect.poll(() => paths(card), SETTLED).toEqual(pathsOf(0, 200));
+    // The keyboard goes on from the first endpoint added.
+    expect(await page.evaluate('document.activeElement?.querySelector("code")?.textContent')).toBe(endpoints[100]!.api_path);
+    await more.click();
+    await expect.poll(() => paths(card), SETTLED).toEqual(pathsOf(0, 250));
+    expect(await card.getByText('250 endpoints listed.').isVisible()).toBe(true);
+    expect(await more.count()).toBe(0);
+    expect(asked).toEqual([[null, null], [null, '100'], [null, '200']]);
+
+    await card.getByRole('link', { name: busy.name }).click();
+    await page.getByRole('heading', { level: 1, name: busy.name }).waitFor();
+    const current = page.locator('section', { has: page.getByRole('heading', { name: 'Current periods' }) });
+    await expect.poll(() => paths(current), SETTLED).toEqual(pathsOf(0, 100));
+    await more.click();
+    await expect.poll(() => paths(current), SETTLED).toEqual(pathsOf(0, 200));
+    expect(await current.getByText('200 endpoints listed, and more.').isVisible()).toBe(true);
     await page.unrouteAll();
   });
 

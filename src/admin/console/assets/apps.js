@@ -49,7 +49,7 @@ const consoleApps = (() => {
   }
 
   async function card(client) {
-    const [usage, used] = await Promise.all([PARTS.has('usage') ? api('GET', `usage?${query({ client_id: client.id })}`) : null, lastUse(client.id)]);
+    const [usage, used] = await Promise.all([PARTS.has('usage') ? usageList(client) : null, lastUse(client.id)]);
     return el(
       'article',
       { class: 'card', 'aria-labelledby': `app-${client.id}` },
@@ -62,7 +62,7 @@ const consoleApps = (() => {
         el('span', { class: 'muted' }, client.source === 'options' ? 'configured' : 'registered'),
         el('span', { class: 'muted' }, `last use: ${used}`),
       ),
-      usage ? usageList(usage) : null,
+      usage,
     );
   }
 
@@ -171,7 +171,7 @@ const consoleApps = (() => {
       }
     }
     await draw('hour');
-    if (PARTS.has('usage')) view.append(el('section', { class: 'panel' }, el('h2', {}, 'Current periods'), usageList(await api('GET', `usage?${query({ client_id: client.id })}`))));
+    if (PARTS.has('usage')) view.append(el('section', { class: 'panel' }, el('h2', {}, 'Current periods'), await usageList(client)));
 
     const actions = el('section', { class: 'panel' }, el('h2', {}, 'Actions'));
     view.append(actions);

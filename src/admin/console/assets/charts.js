@@ -6,7 +6,7 @@
 'use strict';
 // A global of the page, for console.js, which load after this one.
 const consoleCharts = (() => {
-  const { ApiError, api, query, el, when, number } = consoleKit;
+  const { ApiError, api, apiPage, query, el, when, number, alertBox, action } = consoleKit;
   const HOUR = 3600e3;
   const DAY = 24 * HOUR;
   const charts = [];
@@ -31,15 +31,41 @@ const consoleCharts = (() => {
     return el('div', { class: 'bar-row' }, label, bar, el('span', { class: 'figure' }, `${number(period.used)} / ${number(period.limit)}`), reset);
   }
 
-  function usageList(usage) {
-    if (!usage.endpoints.length) return el('p', { class: 'muted' }, 'No calls in the current periods.');
-    return el(
-      'ul',
-      { class: 'endpoints' },
-      usage.endpoints.map((endpoint) =>
-        el('li', {}, el('div', { class: 'endpoint' }, el('code', {}, endpoint.api_path), el('span', { class: 'muted' }, ` ${endpoint.scope} rule, cost ${endpoint.cost}`)), endpoint.periods.map(periodBar)),
-      ),
-    );
+  function endpointItem(endpoint) {
+    return el('li', {}, el('div', { class: 'endpoint' }, el('code', {}, endpoint.api_path), el('span', { class: 'muted' }, ` ${endpoint.scope} rule, cost ${endpoint.cost}`)), endpoint.periods.map(periodBar));
+  }
+
+  /**
+   * An application's endpoints in the current periods (GET {admin}/usage): its first page, and
+   * "Show more endpoints" for each next one. Its users can make it thousands of endpoints
+   * (docs/quota.md#which-endpoint-is-counted), too many to read or draw at once.
+   */
+  async function usageList(client) {
+    const list = el('ul', { class: 'endpoints' });
+    const count = el('p', { class: 'muted', role: 'status' });
+    const box = alertBox();
+    const next = action('Show more endpoints', box, () => more(true), { hidden: true, 'aria-label': `Show more endpoints of ${client.name || client.id}` });
+    const row = el('div', { class: 'row more' }, count, next);
+    let cursor;
+    async function more(focusNew) {
+      const page = await apiPage('usage', { client_id: client.id, cursor });
+      const items = page.items.endpoints.map(endpointItem);
+      list.append(...items);
+      const paged = cursor !== undefined;
+      cursor = page.next;
+      next.hidden = cursor === null;
+      const shown = list.children.length;
+      count.textContent = cursor === null && !paged ? '' : `${number(shown)} ${shown === 1 ? 'endpoint' : 'endpoints'} listed${cursor === null ? '' : ', and more'}.`;
+      row.hidden = !count.textContent;
+      // The keyboard goes on from the first endpoint just added, not from a button that may now be hidden.
+      if (focusNew && items.length) {
+        items[0].tabIndex = -1;
+        items[0].focus();
+      }
+    }
+    await more(false);
+    if (!list.children.length) return el('p', { class: 'muted' }, 'No calls in the current periods.');
+    return el('div', {}, list, box, row);
   }
 
   // ---- history and charts --------------------------------------------------------------------

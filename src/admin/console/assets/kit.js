@@ -63,7 +63,7 @@ const consoleKit = (() => {
     return payload ? payload.data : null;
   }
 
-  /** One page of a listing (`GET {admin}/clients`): its items and the cursor of the next, null on the last. */
+  /** One page of a listing (`GET {admin}/clients`, `GET {admin}/usage`): its `data` and the cursor of the next page, null on the last. */
   async function apiPage(path, params) {
     const payload = await call('GET', `${path}?${query(params)}`);
     return { items: payload.data, next: payload.next_cursor ?? null };

@@ -98,8 +98,7 @@ export function usageRoutes(basePath: string, access: AdminAccessCheck, deps: Us
         if (paths.length === 0 && deps.clientExists && !(await deps.clientExists(clientId))) {
           throw new NotFoundError(`No application ${JSON.stringify(clientId)}: no client has this id and nothing is counted for it`);
         }
-        // The order the cursor compares in, whatever a store's own (a PostgreSQL collation); linear
-        // on the sorted list most stores answer. Only the page is read: an application's users can
+        // The order the cursor compares in; stores answer in any order. Only the page is read: an application's users can
         // make its endpoints many (docs/quota.md), and each read is work, or a round trip.
         const sorted = [...paths].sort();
         const from = after === undefined ? 0 : firstAfter(sorted, after);

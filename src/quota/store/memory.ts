@@ -143,7 +143,7 @@ export function createMemoryQuotaStore(options: MemoryQuotaStoreOptions = {}): M
           const pair = pairOf(key);
           if (pair.clientId === clientId && slot.counters.some((counter) => counter.end > now)) found.push(pair.apiPath);
         }
-        return found.sort();
+        return found;
       },
       async reset(clientId, apiPath) {
         let count = 0;

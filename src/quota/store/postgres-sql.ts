@@ -196,7 +196,7 @@ DELETE FROM ${table} WHERE ctid = ANY (ARRAY(
     listRules: `SELECT rule FROM ${rules} ORDER BY key`,
     saveRule: `INSERT INTO ${rules} (key, rule) VALUES ($1, $2::json) ON CONFLICT (key) DO UPDATE SET rule = EXCLUDED.rule`,
     deleteRule: `DELETE FROM ${rules} WHERE key = $1`,
-    usedPaths: `SELECT DISTINCT api_path FROM ${table} WHERE client_id = $1 AND bucket_end > $2 ORDER BY api_path`,
+    usedPaths: `SELECT DISTINCT api_path FROM ${table} WHERE client_id = $1 AND bucket_end > $2`,
     resetUsage: `WITH gone AS (DELETE FROM ${table} WHERE client_id = $1 AND ($2::text IS NULL OR api_path = $2) RETURNING api_path)
 SELECT count(DISTINCT api_path)::int AS paths FROM gone`,
   };

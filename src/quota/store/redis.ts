@@ -143,7 +143,7 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
     usage: {
       // Counters expire with their bucket (plus the grace): what SCAN finds is live or nearly.
       async paths(clientId) {
-        return [...new Set((await clientKeys(clientId)).map((key) => pathOf(key, clientId)))].sort();
+        return [...new Set((await clientKeys(clientId)).map((key) => pathOf(key, clientId)))];
       },
       async reset(clientId, apiPath) {
         const keys = (await clientKeys(clientId)).filter((key) => apiPath === undefined || pathOf(key, clientId) === apiPath);

@@ -102,7 +102,7 @@ export interface QuotaStore {
  * scan is acceptable here.
  */
 export interface QuotaUsageStore {
-  /** The paths the client has a live counter for (one whose bucket has not ended at `now`), sorted. */
+  /** The paths the client has a live counter for (one whose bucket has not ended at `now`), in any order: the admin API sorts them. */
   paths(clientId: string, now: number): Promise<string[]>;
   /** Forgets the client's counters, of one path or of all; answers how many paths had some. */
   reset(clientId: string, apiPath?: string): Promise<number>;

@@ -40,16 +40,10 @@ const readQuery = z.strictObject({ client_id: queryId, limit: pageLimit(DEFAULT_
 const readResponse = pageResponseSchema(z.object({ client_id: z.string(), endpoints: z.array(quotaReportSchema) }));
 const resetQuery = z.strictObject({ client_id: queryId, api_path: z.string().min(1).optional() });
 
-/** Where the paths after `after` start in `sorted`: a binary search, the cursor's path itself may be gone. */
+/** Where the paths after `after` start in `sorted` (the cursor's path itself may be gone since). */
 function firstAfter(sorted: readonly string[], after: string): number {
-  let low = 0;
-  let high = sorted.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if ((sorted[middle] as string) <= after) low = middle + 1;
-    else high = middle;
-  }
-  return low;
+  const at = sorted.findIndex((path) => path > after);
+  return at === -1 ? sorted.length : at;
 }
 
 /** `read` over `items`, at most `atOnce` in flight, the answers in the items' order; the first failure rejects. */

@@ -8,7 +8,7 @@ export type GuardOutcome = 'admitted' | 'rejected' | 'store_error';
 export type CourierOutcome = 'ok' | 'refused' | 'error';
 
 export interface Telemetry {
-  /** `named`: the guard names its endpoint (`platform.quota(apiPath)`), so the label is kept whatever the cap. */
+  /** `named`: the guard names its endpoint (`platform.quota(apiPath)`) or a client or global rule names the path, so the label is kept whatever the cap. */
   guardedCall(clientId: string, endpoint: string, outcome: GuardOutcome, named: boolean): void;
   tokenIssued(grantType: string): void;
   clientAuthFailed(): void;

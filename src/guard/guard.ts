@@ -68,8 +68,15 @@ interface Endpoint {
   named: boolean;
 }
 
+/**
+ * Whether the endpoint is one the host or the operator named: by the guard's `apiPath`, or by a
+ * client or global rule for the path. Only the other paths a guard counts can be made up by its
+ * callers, so only they are bounded in the usage history and the metrics (docs/quota.md).
+ */
+const isNamed = (decision: QuotaDecision, endpoint: Endpoint): boolean => endpoint.named || (decision.rule !== undefined && decision.rule.scope !== 'system');
+
 function verdictOf(decision: QuotaDecision, identity: QuotaIdentity, endpoint: Endpoint, telemetry: Telemetry): GuardVerdict {
-  telemetry.guardedCall(identity.clientId, decision.apiPath, decision.outcome === 'store_unavailable' ? 'store_error' : decision.outcome, endpoint.named);
+  telemetry.guardedCall(identity.clientId, decision.apiPath, decision.outcome === 'store_unavailable' ? 'store_error' : decision.outcome, isNamed(decision, endpoint));
   const verdict = guardVerdict(decision);
   return verdict.pass ? { pass: true, headers: verdict.headers, identity } : verdict;
 }

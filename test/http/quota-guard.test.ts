@@ -114,13 +114,14 @@ describe('guards that name no endpoint count each path as an endpoint (express)'
     }
   });
 
-  it(`keep ${UNNAMED_PATHS_PER_HOUR} of an application's paths of an hour by name in the usage history, and the rest's calls in \`other\``, async () => {
+  it(`keep ${UNNAMED_PATHS_PER_HOUR} of an application's made-up paths of an hour by name in the usage history, the rest's calls in \`other\`, and a path a rule names always`, async () => {
     const { store, value } = await storeWithAccessToken(['openid']);
     const admin = 'operator-token-0123456789abcdef0123456789';
+    const REAL = '/openapi/v1/items/real';
     const platform = expressPlatform({
       courier: false,
       oauth: { ...oauthTestOptions(), store, signingKeys: [await sharedSigningKey()], authenticate: () => null },
-      quota: { defaults: { minute: 0, day: 0 }, history: { flushIntervalMs: 100 } },
+      quota: { defaults: { minute: 0, day: 0 }, rules: [{ scope: 'global', apiPath: REAL, minute: 1000 }], history: { flushIntervalMs: 100 } },
       admin: { token: admin },
       logger: silentLogger,
     });
@@ -130,21 +131,26 @@ describe('guards that name no endpoint count each path as an endpoint (express)'
     app.use('/openapi/v1/items', platform.quota(), (_req, res) => res.json({ ok: true }));
     const server = await serve(app);
     try {
+      const call = (path: string) => fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${value}` } });
       const made = UNNAMED_PATHS_PER_HOUR + 30;
-      for (let i = 0; i < made; i += 10) {
-        await Promise.all(Array.from({ length: 10 }, (_, j) => fetch(`${server.url}/openapi/v1/items/${i + j}`, { headers: { authorization: `Bearer ${value}` } })));
-      }
-      const history = async () => {
-        const res = await fetch(`${server.url}/admin/usage/history?client_id=${CONFIDENTIAL.id}`, { headers: { authorization: `Bearer ${admin}` } });
-        return ((await res.json()) as { data: { series: { api_path: string }[]; other: { endpoints: number; points: { admitted: number }[] } | null } }).data;
+      for (let i = 0; i < made; i += 10) await Promise.all(Array.from({ length: 10 }, (_, j) => call(`/openapi/v1/items/${i + j}`)));
+      // Past the bound, a path a rule names is still recorded by name.
+      for (let i = 0; i < 5; i += 1) await call(REAL);
+      const history = async (apiPath?: string) => {
+        const query = new URLSearchParams({ client_id: CONFIDENTIAL.id, ...(apiPath ? { api_path: apiPath } : {}) });
+        const res = await fetch(`${server.url}/admin/usage/history?${query}`, { headers: { authorization: `Bearer ${admin}` } });
+        return ((await res.json()) as { data: { series: { api_path: string; points: { admitted: number }[] }[]; other: { endpoints: number; points: { admitted: number }[] } | null } }).data;
       };
       const calls = (points: { admitted: number }[]) => points.reduce((sum, point) => sum + point.admitted, 0);
-      await vi.waitFor(async () => expect(calls((await history()).other?.points ?? [])).toBe(30), { timeout: 10_000, interval: 50 });
+      await vi.waitFor(async () => expect(calls((await history(REAL)).series[0]!.points)).toBe(5), { timeout: 10_000, interval: 50 });
       const { series, other } = await history();
-      expect(series).toHaveLength(UNNAMED_PATHS_PER_HOUR);
-      expect(series.every((one) => one.api_path.startsWith('/openapi/v1/items/'))).toBe(true);
-      // No endpoint was left out of the answer by name: the 30 were recorded without their path.
-      expect(other!.endpoints).toBe(0);
+      // 101 endpoints by name: the answer shows the 100 busiest, REAL among them, and sums the one left out.
+      expect(series).toHaveLength(100);
+      expect(series.map((one) => one.api_path)).toContain(REAL);
+      expect(other!.endpoints).toBe(1);
+      // The 30 made-up paths recorded without their path, and the one left out of the answer.
+      expect(calls(other!.points)).toBe(31);
+      expect(calls([...series, other!].flatMap((one) => one.points))).toBe(made + 5);
     } finally {
       await server.close();
       await platform.platform.close();

@@ -5,20 +5,23 @@ import { normalizePath } from '../core/router.js';
 /** Longest api path accepted, once percent-encoded; longer ones are refused rather than stored as keys. */
 export const MAX_API_PATH_LENGTH = 1024;
 
-/** RFC 3986 2.3: the characters whose percent-encoding names the same resource as the character. */
-const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
+/**
+ * The characters whose escape a path names the same endpoint as: the unreserved ones (RFC 3986
+ * 2.3), and `!'()*`, which `decodeURI` decodes too, so Hono routes `/a%21` where it routes `/a!`.
+ */
+const DECODED = /^[A-Za-z0-9\-._~!'()*]$/;
 
 /**
  * RFC 3986 6.2.2.2: `%70ing` is `ping`. Fastify and Hono decode a path before they route it, so
  * every spelling reaches the same handler and must not get an allowance of its own. Other
- * escapes (`%2F`, `%20`, `%25`) stay as they are: decoding them could make a path the host never
- * routed there.
+ * escapes (`%2F`, `%20`, `%25`, `%3B`) stay as they are: decoding them could make a path the host
+ * never routed there.
  */
 function decodeUnreserved(path: string): string {
   if (!path.includes('%')) return path;
   return path.replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
     const char = String.fromCharCode(Number.parseInt(hex, 16));
-    return UNRESERVED.test(char) ? char : escape;
+    return DECODED.test(char) ? char : escape;
   });
 }
 
@@ -76,7 +79,7 @@ export function hasDotSegment(normalized: string): boolean {
  * The endpoint an API path names: query string and fragment removed, trailing slashes collapsed
  * (`/openapi/v1/ping/` and `/openapi/v1/ping?x=1` are `/openapi/v1/ping`), what a URI path cannot
  * hold as it is percent-encoded as UTF-8 (`/openapi/v1/Ärger` is `/openapi/v1/%c3%84rger`),
- * percent-encoded letters, digits and `-._~` decoded (`/openapi/v1/%70ing`), letters and escapes
+ * percent-encoded letters, digits, `-._~` and `!'()*` decoded (`/openapi/v1/%70ing`), letters and escapes
  * folded to lower case: Express and Connect route case-insensitively by default, so `/PING`
  * reaches the same handler and must not get an allowance of its own.
  *

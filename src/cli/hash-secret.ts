@@ -65,6 +65,8 @@ const CONTROL = /\p{Cc}/u;
 
 const CONTROL_KEY = 'a control key (an arrow, Tab, Esc, …) was pressed at the prompt, which takes characters and Backspace only; nothing was hashed: type the secret again';
 
+const NOT_UTF8_TERMINAL = 'the terminal sent a character that is not UTF-8; nothing was hashed: set the terminal to UTF-8, or pipe the secret in';
+
 /**
  * Reads the secret keystroke by keystroke in raw mode, without echo. Backspace removes one code
  * point, as the terminal's own line editing does for UTF-8 (termios IUTF8), so `😀` then Backspace
@@ -116,6 +118,8 @@ function promptHidden(stdin: NodeJS.ReadStream, stderr: NodeJS.WriteStream): Pro
         if (refusal !== undefined) continue;
         if (char === '\u007f' || char === '\b') typed.pop();
         else if (CONTROL.test(char)) refuse(CONTROL_KEY);
+        // The utf8 decoder's mark for bytes that are not UTF-8 (a Latin-1 terminal's é): hashing it would hash another secret.
+        else if (char === '\uFFFD') refuse(NOT_UTF8_TERMINAL);
         else if (typed.length === MAX_SECRET_LENGTH) refuse(`the secret typed is longer than ${MAX_SECRET_LENGTH} characters`);
         else typed.push(char);
       }

@@ -96,6 +96,13 @@ describe('hash-secret at a terminal prompt', () => {
     expect([typed.hash, typed.stderr, typed.rawMode]).toEqual(['', 'Client secret: \n', [true, false]]);
   });
 
+  it('refuses at Enter a key whose bytes are not UTF-8 (a Latin-1 terminal), rather than hash a replacement character', async () => {
+    const typed = await typeAtPrompt(['hunter2long', Buffer.from([0xe9])], ['\r']);
+    expect(typed.error).toBeInstanceOf(CliError);
+    expect([typed.error!.exitCode, typed.error!.message]).toEqual([2, 'hash-secret: the terminal sent a character that is not UTF-8; nothing was hashed: set the terminal to UTF-8, or pipe the secret in']);
+    expect([typed.hash, typed.rawMode]).toEqual(['', [true, false]]);
+  });
+
   it('takes at most 4096 characters, counted in code points; a longer line is refused at Enter', async () => {
     const emoji = await typeAtPrompt(['😀'.repeat(4096), '\r']);
     expect(emoji.error).toBeUndefined();

@@ -6,9 +6,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import connect from 'connect';
 import express from 'express';
+import { getRequestListener } from '@hono/node-server';
+import { Hono } from 'hono';
 import Koa from 'koa';
 import { courierPlatform as connectPlatform } from '../../adapters/connect.js';
 import { courierPlatform as expressPlatform } from '../../adapters/express.js';
+import { courierPlatform as honoPlatform } from '../../adapters/hono.js';
 import { courierPlatform as koaPlatform } from '../../adapters/koa.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { createMemoryOAuthStore } from '../../src/oauth/store/memory.js';
@@ -111,6 +114,33 @@ describe('guards that name no endpoint count each path as an endpoint (express)'
       expect([...statuses]).toEqual([200]);
     } finally {
       await server.close();
+    }
+  });
+
+  it("share one allowance among the spellings Hono routes alike: its router decodes %21 %27 %28 %29 %2A (hono)", async () => {
+    const { store, value } = await storeWithAccessToken(['openid']);
+    const platform = honoPlatform({
+      courier: false,
+      oauth: { ...oauthTestOptions(), store, signingKeys: [await sharedSigningKey()], authenticate: () => null },
+      quota: { defaults: { minute: 2 } },
+      logger: silentLogger,
+    });
+    await platform.platform.ready();
+    // Hono's default router, which decodes a path with decodeURI before it matches.
+    const app = new Hono();
+    app.use(platform);
+    app.use('/openapi/v1/*', platform.quota());
+    app.get("/openapi/v1/a!'(x)*", (c) => c.json({ ok: true }));
+    const server = await serve(getRequestListener(app.fetch));
+    try {
+      const statuses: number[] = [];
+      for (const path of ["/openapi/v1/a!'(x)*", "/openapi/v1/a%21%27%28x%29%2A", "/openapi/v1/a%21'(x)*", "/openapi/v1/a!'%28x%29%2a"]) {
+        statuses.push((await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${value}` } })).status);
+      }
+      expect(statuses).toEqual([200, 200, 429, 429]);
+    } finally {
+      await server.close();
+      await platform.platform.close();
     }
   });
 

@@ -10,7 +10,7 @@ import { jsonResponse, type PlatformResponse } from '../core/http.js';
 
 /** `limit`: a whole number from 1 to `max`, `fallback` when absent. */
 export const pageLimit = (fallback: number, max: number) =>
-  z.coerce.number().int().min(1).max(max).default(fallback).meta({ description: `Items a page, 1 to ${max}` });
+  z.coerce.number().min(1).max(max).int().default(fallback).meta({ description: `Items a page, 1 to ${max}` });
 
 export const pageCursor = z.string().min(1).optional().meta({ description: 'The `next_cursor` of the page before; opaque' });
 

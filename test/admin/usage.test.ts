@@ -74,6 +74,9 @@ async function pagesThrough(h: QuotaHost, paths: string[]): Promise<void> {
     expect(res.status, JSON.stringify(query)).toBe(400);
     expect(res.body.data.errors[0].field).toBe(field);
   }
+  // A limit past every integer names the page's bound first, not JavaScript's.
+  const huge = await usage(h, { client_id: CONFIDENTIAL.id, limit: '99999999999999999999' });
+  expect([huge.status, huge.body.data.errors[0].message]).toEqual([400, expect.stringMatching(/1000/)]);
 
   // The endpoint a cursor names may be reset meanwhile: the next page starts after it all the same.
   expect((await reset(h, { client_id: CONFIDENTIAL.id, api_path: paths[99]! })).body.data.endpoints).toBe(1);

@@ -97,6 +97,9 @@ export function createUsageRecorder(options: UsageRecorderOptions): UsageRecorde
       }
       if (byPath.size === 0) slots.delete(clientId);
     }
+    // A past hour's paths bound nothing any more: an application that stopped calling keeps none.
+    const hour = Math.floor(now() / HOUR_MS) * HOUR_MS;
+    for (const [clientId, seen] of unnamed) if (seen.hour < hour) unnamed.delete(clientId);
     const rows = [...pending.values()];
     pending = new Map();
     return rows;

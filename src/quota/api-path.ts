@@ -17,7 +17,7 @@ const DECODED = /^[A-Za-z0-9\-._~!'()*]$/;
  * escapes (`%2F`, `%20`, `%25`, `%3B`) stay as they are: decoding them could make a path the host
  * never routed there.
  */
-function decodeUnreserved(path: string): string {
+function decodeSameEndpointEscapes(path: string): string {
   if (!path.includes('%')) return path;
   return path.replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
     const char = String.fromCharCode(Number.parseInt(hex, 16));
@@ -61,7 +61,7 @@ export function readApiPath(path: unknown): { path: string } | { problem: string
   if (!NO_CONTROL_CHARACTERS.test(bare)) return { problem: CONTROL_CHARACTERS_PROBLEM };
   const encoded = encodeNonUriCharacters(bare);
   if (encoded === undefined) return { problem: 'must be Unicode text (it holds a lone surrogate)' };
-  const out = normalizePath(decodeUnreserved(encoded));
+  const out = normalizePath(decodeSameEndpointEscapes(encoded));
   if (out.length > MAX_API_PATH_LENGTH) return { problem: `must be at most ${MAX_API_PATH_LENGTH} characters once percent-encoded` };
   // After encoding, letters are ASCII only: `Ä` (%C3%84) and `ä` (%C3%A4) stay two endpoints, as Express routes them.
   return { path: out.toLowerCase() };

@@ -46,22 +46,38 @@ function firstAfter(sorted: readonly string[], after: string): number {
   return at === -1 ? sorted.length : at;
 }
 
-/** `read` over `items`, at most `atOnce` in flight, the answers in the items' order; the first failure rejects. */
-async function readAll<T, R>(items: readonly T[], atOnce: number, read: (item: T) => Promise<R>): Promise<R[]> {
-  const answers = new Array<R>(items.length);
+/**
+ * Time a page spends reading before it answers what it has. On a slow store a page of 1000 takes
+ * minutes (two round trips an endpoint), and it would go on for an operator who gave up and asked
+ * again, each such page taking its share of the pool from every guarded call: so a page stops
+ * starting reads at this budget, and its `next_cursor` goes on from the last endpoint read.
+ */
+export const USAGE_PAGE_BUDGET_MS = 2000;
+
+/**
+ * `read` over the first items, at most `atOnce` in flight, until all are read or `budgetMs` has
+ * passed (the reads in flight then finish); the answers of the first items read, in order, at
+ * least one. The first failure rejects.
+ */
+export async function readWithin<T, R>(items: readonly T[], atOnce: number, budgetMs: number, read: (item: T) => Promise<R>): Promise<R[]> {
+  const answers: R[] = [];
+  const until = performance.now() + budgetMs;
   let next = 0;
+  let failed = false;
   const reader = async () => {
-    while (next < items.length) {
+    while (next < items.length && !failed && (next === 0 || performance.now() < until)) {
       const i = next++;
-      answers[i] = await read(items[i] as T);
+      try {
+        answers[i] = await read(items[i] as T);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
     }
   };
-  try {
-    await Promise.all(Array.from({ length: Math.min(atOnce, items.length) }, reader));
-  } finally {
-    next = items.length;
-  }
-  return answers;
+  await Promise.all(Array.from({ length: Math.min(atOnce, items.length) }, reader));
+  // Every item taken was read to the end: the answers hold the first `next`.
+  return answers.slice(0, next);
 }
 
 export function usageRoutes(basePath: string, access: AdminAccessCheck, deps: UsageDeps) {
@@ -97,12 +113,12 @@ export function usageRoutes(basePath: string, access: AdminAccessCheck, deps: Us
         const sorted = [...paths].sort();
         const from = after === undefined ? 0 : firstAfter(sorted, after);
         const shown = sorted.slice(from, from + limit);
-        const endpoints = await readAll(shown, USAGE_READS_AT_ONCE, async (path): Promise<QuotaReport> => {
+        const endpoints = await readWithin(shown, USAGE_READS_AT_ONCE, USAGE_PAGE_BUDGET_MS, async (path): Promise<QuotaReport> => {
           const inspection = await deps.quota.inspect(clientId, path);
           if (inspection.outcome !== 'ok') throw new StoreUnavailableError('quota store', inspection.error);
           return inspection.report;
         });
-        const next = from + limit < sorted.length ? cursorOf(shown.at(-1)!) : null;
+        const next = from + endpoints.length < sorted.length ? cursorOf(shown[endpoints.length - 1]!) : null;
         return pageResponse({ client_id: clientId, endpoints }, next);
       },
     }),

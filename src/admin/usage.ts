@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { ok } from '../core/envelope.js';
 import { NotFoundError, StoreUnavailableError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import type { StoreGuard } from '../core/store-guard.js';
+import type { StoreCall, StoreGuard } from '../core/store-guard.js';
 import { normalizeApiPath } from '../quota/api-path.js';
 import { quotaReportSchema, type QuotaReport } from '../quota/report.js';
 import type { QuotaService } from '../quota/service.js';
@@ -81,7 +81,7 @@ export async function readWithin<T, R>(items: readonly T[], atOnce: number, budg
 }
 
 export function usageRoutes(basePath: string, access: AdminAccessCheck, deps: UsageDeps) {
-  const stored = <T>(work: () => Promise<T>) => deps.storeGuard.run(work);
+  const stored = <T>(work: (call: StoreCall) => Promise<T>) => deps.storeGuard.run(work);
 
   return [
     adminRoute(basePath, access, {
@@ -103,7 +103,7 @@ export function usageRoutes(basePath: string, access: AdminAccessCheck, deps: Us
       async handle(request) {
         const { client_id: clientId, limit, cursor } = parseQuery(request, readQuery);
         const after = cursor === undefined ? undefined : afterOf(cursor);
-        const paths = await stored(() => deps.usage.paths(clientId, deps.now()));
+        const paths = await stored((call) => deps.usage.paths(clientId, deps.now(), call));
         // Counters outlive a deleted application until their periods end, so they are still shown.
         if (paths.length === 0 && deps.clientExists && !(await deps.clientExists(clientId))) {
           throw new NotFoundError(`No application ${JSON.stringify(clientId)}: no client has this id and nothing is counted for it`);
@@ -134,7 +134,7 @@ export function usageRoutes(basePath: string, access: AdminAccessCheck, deps: Us
       async handle(request) {
         const { client_id: clientId, api_path: rawPath } = parseQuery(request, resetQuery);
         const apiPath = rawPath === undefined ? undefined : normalizeApiPath(rawPath);
-        const endpoints = await stored(() => deps.usage.reset(clientId, apiPath));
+        const endpoints = await stored((call) => deps.usage.reset(clientId, apiPath, call));
         deps.logger.info({ clientId, apiPath: apiPath ?? '(all)', endpoints }, 'admin: quota usage reset');
         return ok({ client_id: clientId, api_path: apiPath ?? null, endpoints });
       },

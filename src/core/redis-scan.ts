@@ -4,6 +4,7 @@
  * hot path.
  */
 import { configurationError } from './errors.js';
+import type { StoreCall } from './store-guard.js';
 
 /** What a scan needs beyond the stores' RedisLike: an ioredis Redis or Cluster has it. */
 interface ScanningClient {
@@ -16,8 +17,12 @@ export function globEscape(text: string): string {
   return text.replace(/[*?[\]\\]/g, '\\$&');
 }
 
-/** Every key matching `pattern`, on each master of a Cluster. */
-export async function scanKeys(client: unknown, pattern: string): Promise<string[]> {
+/**
+ * Every key matching `pattern`, on each master of a Cluster. SCAN walks the whole keyspace, the
+ * host's keys included: on a Redis of millions of keys that is thousands of round trips and
+ * seconds, each round trip told to `call` so that its deadline is the round trip's.
+ */
+export async function scanKeys(client: unknown, pattern: string, call?: Pick<StoreCall, 'answered'>): Promise<string[]> {
   const scanning = client as ScanningClient;
   const nodes = typeof scanning.nodes === 'function' ? scanning.nodes('master') : [scanning];
   const keys: string[] = [];
@@ -26,6 +31,7 @@ export async function scanKeys(client: unknown, pattern: string): Promise<string
     let cursor = '0';
     do {
       const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      call?.answered();
       keys.push(...found);
       cursor = next;
     } while (cursor !== '0');

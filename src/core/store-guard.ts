@@ -58,6 +58,12 @@ export interface StoreCall {
   waiting(): void;
   /** The call went to the store: its deadline starts now. */
   sent(): void;
+  /**
+   * One round trip of a call that makes many (a SCAN through a big keyspace) was answered: the
+   * store is answering, and the next round trip's deadline starts now. A long listing is load,
+   * not an outage, as long as each of its round trips is answered in time.
+   */
+  answered(): void;
   /** True while the store is known to be failing: then the call should not wait for a connection. */
   readonly failing: boolean;
 }
@@ -195,6 +201,13 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
           if (settled) return;
           paused.delete(expire);
           sentAt = performance.now();
+          arm();
+        },
+        answered: () => {
+          answeredAt = performance.now();
+          if (settled) return;
+          late.delete(expire);
+          sentAt = answeredAt;
           arm();
         },
         get failing() {

@@ -80,6 +80,35 @@ describe('store guard', () => {
     expect(answered).toBeGreaterThan(5);
   });
 
+  it(`a call of many round trips, each answered in time, runs past ${LATE_LIMIT} deadlines on an idle store: a long listing is not an outage`, async () => {
+    const { guard, lines, errors } = setup(20);
+    const started = performance.now();
+    // A SCAN through a big keyspace: 30 round trips of 10 ms, nothing else asked meanwhile.
+    const listing = guard.ask(async (call) => {
+      for (let trip = 0; trip < 30; trip++) {
+        await after(10);
+        call.answered();
+      }
+      return 'every key';
+    });
+    expect(await listing).toBe('every key');
+    expect(performance.now() - started).toBeGreaterThan(LATE_LIMIT * 20);
+    expect([lines(), errors(), guard.degraded]).toEqual([[], 0, false]);
+  });
+
+  it('a round trip of a long call that goes unanswered still fails the call at twice the deadline', async () => {
+    const { guard } = setup(50);
+    const started = performance.now();
+    const stalled = guard.ask(async (call) => {
+      await after(20);
+      call.answered();
+      return new Promise<never>(() => {});
+    });
+    expect(await stalled.catch((e: unknown) => e)).toBeInstanceOf(StoreTimeoutError);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(20 + 95);
+    expect(guard.degraded).toBe(true);
+  });
+
   it('an outage fails the late calls at once', async () => {
     const { guard } = setup(200);
     const started = performance.now();

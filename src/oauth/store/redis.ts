@@ -204,18 +204,19 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
       return clientPage(Object.values(await client.hgetall(keys.clients)).map((json) => JSON.parse(json) as OAuthClientRecord), page);
     },
 
-    async deleteClient(clientId) {
+    async deleteClient(clientId, call) {
       const deleted = (await client.hdel(keys.clients, clientId)) > 0;
       // The user grants of every (sub, client) pair index, and the consents: found by SCAN, since
       // nothing else is keyed by client. A client's own grants (client_credentials) are not
-      // indexed; they die with their one access token.
+      // indexed; they die with their one access token. Every round trip is told to `call`.
+      const step = <T>(answer: Promise<T>) => answer.then((value) => (call?.answered(), value));
       const ofClient = `:${globEscape(encodeURIComponent(clientId))}`;
-      for (const index of await scanKeys(client, `${globEscape(`${prefix}grants:`)}*${ofClient}`)) {
-        const grantIds = (await run(INDEX_MEMBERS, [index], [])) as string[];
-        await Promise.all(grantIds.map((grantId) => run(DELETE, [keys.grant(grantId)], [])));
-        await run(DELETE, [index], []);
+      for (const index of await scanKeys(client, `${globEscape(`${prefix}grants:`)}*${ofClient}`, call)) {
+        const grantIds = (await step(run(INDEX_MEMBERS, [index], []))) as string[];
+        await Promise.all(grantIds.map((grantId) => step(run(DELETE, [keys.grant(grantId)], []))));
+        await step(run(DELETE, [index], []));
       }
-      for (const consent of await scanKeys(client, `${globEscape(`${prefix}consent:`)}*${ofClient}`)) await run(DELETE, [consent], []);
+      for (const consent of await scanKeys(client, `${globEscape(`${prefix}consent:`)}*${ofClient}`, call)) await step(run(DELETE, [consent], []));
       return deleted;
     },
 

@@ -42,6 +42,8 @@
  * readers never return a part whose `expiresAt` passed.
  */
 
+import type { StoreCall } from '../../core/store-guard.js';
+
 export type GrantType = 'authorization_code' | 'refresh_token' | 'client_credentials';
 
 export interface OAuthClientRecord {
@@ -175,9 +177,10 @@ export interface OAuthStore {
   /**
    * Removes a client with every grant of its users and every consent given to it; false when
    * there was none. (Redis leaves the client's own client_credentials grants to expire with
-   * their access token: they fail at once, as the client is gone.)
+   * their access token: they fail at once, as the client is gone.) A store that needs many round
+   * trips (a SCAN) tells `call` as each is answered (StoreCall.answered).
    */
-  deleteClient(clientId: string): Promise<boolean>;
+  deleteClient(clientId: string, call?: StoreCall): Promise<boolean>;
 
   /** Starts a grant with its authorization code (one code per grant); replaces any record of that grant id. */
   saveCode(code: AuthorizationCodeRecord): Promise<void>;

@@ -20,6 +20,7 @@ import { PairCache } from '../../core/cache.js';
 import { globEscape, scanKeys } from '../../core/redis-scan.js';
 import type { RedisLike } from '../../core/store-clients.js';
 import { StoreFailedError } from '../../core/store-errors.js';
+import type { StoreCall } from '../../core/store-guard.js';
 import { createRedisHistoryStore } from '../../history/redis.js';
 import { redisConnection, type StoreConnection } from '../../core/store-connection.js';
 import { scriptRunner } from './redis-script.js';
@@ -127,7 +128,7 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
   const rulesKey = `${prefix}:rules`;
   const parsed = (json: string | null | undefined) => (typeof json === 'string' ? (JSON.parse(json) as QuotaRule) : undefined);
 
-  const clientKeys = (clientId: string) => scanKeys(client, `${globEscape(`{${prefix}:${encodeURIComponent(clientId)}:`)}*`);
+  const clientKeys = (clientId: string, call: StoreCall | undefined) => scanKeys(client, `${globEscape(`{${prefix}:${encodeURIComponent(clientId)}:`)}*`, call);
   /** The path inside a counter key's hash tag: `{prefix:client:path}:period:start`. */
   const pathOf = (key: string, clientId: string) => {
     const periodColon = key.lastIndexOf(':', key.lastIndexOf(':') - 1);
@@ -142,13 +143,14 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
     ...(history ? { history } : {}),
     usage: {
       // Counters expire with their bucket (plus the grace): what SCAN finds is live or nearly.
-      async paths(clientId) {
-        return [...new Set((await clientKeys(clientId)).map((key) => pathOf(key, clientId)))];
+      async paths(clientId, _now, call) {
+        return [...new Set((await clientKeys(clientId, call)).map((key) => pathOf(key, clientId)))];
       },
-      async reset(clientId, apiPath) {
-        const keys = (await clientKeys(clientId)).filter((key) => apiPath === undefined || pathOf(key, clientId) === apiPath);
+      async reset(clientId, apiPath, call) {
+        const keys = (await clientKeys(clientId, call)).filter((key) => apiPath === undefined || pathOf(key, clientId) === apiPath);
         // One DEL per key: on a Cluster the keys of different paths live in different slots.
-        await Promise.all(keys.map((key) => (client as unknown as { del(key: string): Promise<number> }).del(key)));
+        const del = (key: string) => (client as unknown as { del(key: string): Promise<number> }).del(key);
+        await Promise.all(keys.map((key) => del(key).then(() => call?.answered())));
         return new Set(keys.map((key) => pathOf(key, clientId))).size;
       },
     },

@@ -102,10 +102,14 @@ export interface QuotaStore {
  * scan is acceptable here.
  */
 export interface QuotaUsageStore {
-  /** The paths the client has a live counter for (one whose bucket has not ended at `now`), in any order: the admin API sorts them. */
-  paths(clientId: string, now: number): Promise<string[]>;
-  /** Forgets the client's counters, of one path or of all; answers how many paths had some. */
-  reset(clientId: string, apiPath?: string): Promise<number>;
+  /**
+   * The paths the client has a live counter for (one whose bucket has not ended at `now`), in any
+   * order: the admin API sorts them. A store that needs many round trips (a SCAN) tells `call`
+   * as each is answered (StoreCall.answered).
+   */
+  paths(clientId: string, now: number, call?: StoreCall): Promise<string[]>;
+  /** Forgets the client's counters, of one path or of all; answers how many paths had some. `call` as for `paths`. */
+  reset(clientId: string, apiPath?: string, call?: StoreCall): Promise<number>;
 }
 
 /** What names a rule: two rules with the same key cannot both apply. */

@@ -4,8 +4,12 @@
  * What a host's rule source answers is checked like a configured rule and kept per client and
  * path for `quota.ruleCache.ttlMs`, so the source is not asked on every guarded call; calls that
  * miss the same pair at once share one question, asked through the store guard (its deadline and
- * outage log: a failing source is a store outage like any other).
+ * outage log: a failing source is a store outage like any other). An invalid rule in an answer
+ * (stored before the bounds of this version, or written around the admin API) is not an outage:
+ * the source answered. Its calls are answered as when the source fails (docs/quota.md#rules-kept-in-a-store),
+ * the refusal is kept like an answer, and the log names the rule once an hour.
  */
+import { ConfigurationError } from '../core/errors.js';
 import { isThenable } from '../core/maybe-promise.js';
 import { BoundedCache, PairCache } from '../core/cache.js';
 import { normalizeApiPath } from './api-path.js';
@@ -16,6 +20,8 @@ import { checkRule, resolveRule, type MatchedRules, type ResolvedQuotaRule, type
 
 /** Raw paths, and client and path pairs of a static list, remembered at most. */
 const MAX_REMEMBERED = 10_000;
+/** An invalid rule is logged again after this long, if the source still answers it. */
+export const INVALID_RULE_REPORT_MS = 3_600_000;
 
 export interface RuleLookup {
   /** `normalizeApiPath`, remembered: the guard sees the same few paths over and over. @throws BadRequestError */
@@ -32,8 +38,8 @@ export interface RuleLookup {
   forget(): void;
 }
 
-export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' | 'ruleCache' | 'now'>, guard: StoreGuard): RuleLookup {
-  const { defaults, now } = config;
+export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' | 'ruleCache' | 'now' | 'logger'>, guard: StoreGuard): RuleLookup {
+  const { defaults, now, logger } = config;
   const { kind, source } = config.rules;
   const { ttlMs, maxEntries } = config.ruleCache;
   const normalized = new BoundedCache<string, string>({ max: MAX_REMEMBERED });
@@ -43,20 +49,31 @@ export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' 
   const answered = new PairCache<ResolvedQuotaRule>({ max: maxEntries, ttlMs, now });
   /** Questions to the source under way, by pair; bounded by the calls in flight. */
   const asking = new Map<string, Promise<ResolvedQuotaRule>>();
+  /** Pairs whose answer held an invalid rule, for as long as an answer is kept. */
+  const refused = new PairCache<QuotaStoreError>({ max: maxEntries, ttlMs, now });
+  /** Invalid rules logged within the hour, by what is wrong with them. */
+  const reported = new BoundedCache<string, true>({ max: MAX_REMEMBERED, now });
 
-  const checked = (matched: MatchedRules | undefined, apiPath: string): ResolvedQuotaRule => {
+  const checked = (matched: MatchedRules | undefined, clientId: string, apiPath: string): ResolvedQuotaRule => {
     const found = matched ?? {};
     try {
       return resolveRule(
         {
-          ...(found.client ? { client: checkRule(found.client, `rule source (client rule for ${apiPath})`) } : {}),
+          ...(found.client ? { client: checkRule(found.client, `rule source (client rule of ${JSON.stringify(clientId)} for ${apiPath})`) } : {}),
           ...(found.global ? { global: checkRule(found.global, `rule source (global rule for ${apiPath})`) } : {}),
         },
         apiPath,
         defaults,
       );
     } catch (error) {
-      throw new QuotaStoreError('rules', error);
+      const invalid = new QuotaStoreError('rules', error);
+      refused.set(clientId, apiPath, invalid);
+      const reason = error instanceof ConfigurationError ? error.issues.map((issue) => `${issue.field}: ${issue.message}`).join('; ') : String(error);
+      if (!reported.get(reason)) {
+        reported.set(reason, true, INVALID_RULE_REPORT_MS);
+        logger.error({ clientId, apiPath, err: invalid }, `quota: invalid rule, ${reason}; its calls are answered as when the rule source fails (onStoreError) until it is saved again`);
+      }
+      throw invalid;
     }
   };
 
@@ -84,34 +101,36 @@ export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' 
       }
       const cached = answered.get(clientId, apiPath);
       if (cached) return cached;
+      const invalid = refused.get(clientId, apiPath);
+      if (invalid) throw invalid;
       const key = `${encodeURIComponent(clientId)} ${apiPath}`;
       const pending = asking.get(key);
       if (pending) return pending;
       const keep = (matched: MatchedRules | undefined): ResolvedQuotaRule => {
-        const rule = checked(matched, apiPath);
+        const rule = checked(matched, clientId, apiPath);
         answered.set(clientId, apiPath, rule);
         return rule;
       };
       let found: ReturnType<RuleSource['findRules']>;
       try {
         found = source.findRules(clientId, apiPath);
-        if (!isThenable(found)) return keep(found);
       } catch (error) {
         throw asDependencyError('rules', guard.failedNow(asDependencyError('rules', error)));
       }
+      if (!isThenable(found)) return keep(found);
       const answer = found;
-      // Already asked: the question enters no lane, and a bad rule in the answer counts as a failure.
+      // Already asked: the question enters no lane. The guard judges the source's answer; the rules in it are checked after.
       const question = guard
         .ask(
           () =>
-            answer.then(keep, (error: unknown) => {
+            answer.catch((error: unknown) => {
               throw asDependencyError('rules', error);
             }),
           { queued: true },
         )
-        .catch((error: unknown) => {
-        throw asDependencyError('rules', error);
-      });
+        .then(keep, (error: unknown) => {
+          throw asDependencyError('rules', error);
+        });
       asking.set(key, question);
       const done = () => asking.delete(key);
       question.then(done, done);
@@ -125,6 +144,7 @@ export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' 
     forget() {
       resolved.clear();
       answered.clear();
+      refused.clear();
     },
   };
 }

@@ -6,6 +6,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { QuotaStore } from '../../src/quota/index.js';
 import { accessToken, ADAPTER_NAMES, closeHosts, CONFIDENTIAL, OTHER, ORDERS, PING, ping, startHost, type QuotaHost } from '../http/quota-helpers.js';
+import { capturingLogger } from '../support/logger.js';
 import { describePostgres, describeRedis } from '../support/services.js';
 import { postgresQuotaStores, redisQuotaStores, type SharedQuotaStore } from './shared-quota-stores.js';
 
@@ -136,6 +137,24 @@ function twoProcesses(label: string, open: () => SharedQuotaStore) {
       expect((await rules(one).remove({ scope: 'client', client_id: CONFIDENTIAL.id, api_path: PING })).status).toBe(200);
       two.clock.advance(5_001);
       expect((await ping(two, token)).status).toBe(200);
+    });
+
+    it('a stored rule past the bounds (saved by another version) is not applied and not an outage: logged, listed, and mended with PUT', async () => {
+      const stores = (shared ??= open());
+      const logger = capturingLogger();
+      const h = await startHost('express', { logger, quota: { store: stores.store() }, platform: { admin: { token: TOKEN } } });
+      const outOfBounds = { scope: 'client' as const, clientId: OTHER.id, apiPath: PING, minute: 3, cost: 5000 };
+      await stores.store().rules!.saveRule(outOfBounds);
+      const { token } = await accessToken(h, OTHER);
+      // Answered as when the rule source fails ('open': the insurance limiter, under the defaults).
+      for (let i = 0; i < 4; i += 1) expect((await ping(h, token)).status).toBe(200);
+      expect(logger.records.map((r) => `${r.level}: ${r.message}`).filter((line) => /rule|store/.test(line))).toEqual([
+        expect.stringMatching(/^error: quota: invalid rule, .*client rule of "other-client".*cost: must be at most 1000/),
+      ]);
+      expect((await rules(h).list()).body.data).toContainEqual({ ...outOfBounds, source: 'store' });
+
+      expect((await rules(h).put({ ...outOfBounds, cost: 1 })).status).toBe(200);
+      expect(await admittedPings(h, token)).toBe(3);
     });
   });
 }

@@ -157,6 +157,35 @@ describe('a custom rule source returning a bad rule', () => {
     expect(d.outcome === 'store_unavailable' && d.error.message).toMatch(/rule source failed: .*minute: must be at least 0/);
     expect(logger.records).toHaveLength(1);
   });
+
+  it('is no outage, since the source answered: one error naming the rule an hour, the answer kept like a good one', async () => {
+    let asked = 0;
+    const rules: RuleSource = {
+      findRules: async (clientId, apiPath) => {
+        asked++;
+        return apiPath === '/bad' ? { global: { scope: 'global', apiPath, minute: 10, cost: 5000 } } : { client: { scope: 'client', clientId, apiPath, minute: 2 } };
+      },
+    };
+    const { quota, logger, advance } = service({ rules, ruleCache: { ttlMs: 5000 } });
+    const bad = [];
+    for (let i = 0; i < 3; i++) bad.push(await quota.consume(`app-${i % 2}`, '/bad'));
+    // 'open': the insurance limiter decides under the defaults, as for a failing source.
+    expect(bad.map((d) => [d.outcome, d.outcome !== 'store_unavailable' && d.source])).toEqual(Array.from({ length: 3 }, () => ['admitted', 'insurance']));
+    expect(quota.degraded).toBe(false);
+    expect(asked).toBe(2);
+    // Another path of the source is decided by the store meanwhile, under its rule.
+    const good = [await quota.consume('app-0', '/good'), await quota.consume('app-0', '/good'), await quota.consume('app-0', '/good')];
+    expect(good.map((d) => [d.outcome, d.outcome !== 'store_unavailable' && d.source])).toEqual([['admitted', 'store'], ['admitted', 'store'], ['rejected', 'store']]);
+    expect(logger.records.map((r) => [r.level, r.message])).toEqual([['error', expect.stringMatching(/invalid rule, .*global rule for \/bad.*cost: must be at most 1000/)]]);
+
+    advance(5000);
+    await quota.consume('app-0', '/bad');
+    expect(asked).toBe(4);
+    expect(logger.records).toHaveLength(1);
+    advance(3_600_000);
+    await quota.consume('app-0', '/bad');
+    expect(logger.records.map((r) => r.level)).toEqual(['error', 'error']);
+  });
 });
 
 describe("onStoreError: 'closed'", () => {

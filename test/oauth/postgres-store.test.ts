@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { createPostgresOAuthStore, type PgQueryable } from '../../src/oauth/store/index.js';
 import { databaseUrl, describePostgres, uniqueName } from '../support/services.js';
 import { accessView, BASE_TIME, codeRecord, HOUR, issueGrant, MINUTE, nextTokens } from './store-conformance.js';
+import { clientRecord } from './store-conformance/fixtures.js';
 import { refreshOnce, testClock } from './store-helpers.js';
 
 describe('PostgreSQL OAuthStore options', () => {
@@ -121,6 +122,27 @@ describePostgres('PostgreSQL OAuthStore', () => {
       clock.now = BASE_TIME + 2 * MINUTE;
       await store.saveCode(codeRecord('grant-b', { expiresAt: BASE_TIME + HOUR }));
       await vi.waitFor(async () => expect(await countRows('oauth_grants')).toBe(1), { timeout: 2000, interval: 20 });
+    });
+
+    it("deletes a client of many users' grants and consents in round trips, each told to the call, and no other client's", async () => {
+      const store = createPostgresOAuthStore({ pool, schema, now: clock.read });
+      const [big, other] = [clientRecord(), clientRecord()];
+      await store.saveClient(big);
+      await store.saveClient(other);
+      // 25,000 users of `big` (two and a half chunks), as many rows as a real sign-in leaves, and one of `other`.
+      await pool.query(
+        `INSERT INTO "${schema}".oauth_grants (grant_id, client_id, sub, record, code_hash, code_expires_at, expires_at)
+          SELECT 'g' || i, CASE WHEN i = 0 THEN $2 ELSE $1 END, 'user-' || i, '{}', 'h', now(), now() + interval '1 day' FROM generate_series(0, 25000) i`,
+        [big.id, other.id],
+      );
+      await pool.query(`INSERT INTO "${schema}".oauth_consents SELECT 'user-' || i, CASE WHEN i = 0 THEN $2 ELSE $1 END, '{openid}' FROM generate_series(0, 25000) i`, [big.id, other.id]);
+      let answered = 0;
+      const call = { waiting() {}, sent() {}, answered: () => answered++, failing: false };
+      expect(await store.deleteClient(big.id, call)).toBe(true);
+      // Three chunks of grants, three of consents.
+      expect(answered).toBe(6);
+      expect([await countRows('oauth_grants'), await countRows('oauth_consents')]).toEqual([1, 1]);
+      expect(await store.getClient(other.id)).toStrictEqual(other);
     });
 
     it('works on a bare queryable without connect()', async () => {

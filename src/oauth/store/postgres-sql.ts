@@ -61,6 +61,8 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_consents (
   scopes text[] NOT NULL,
   PRIMARY KEY (sub, client_id)
 );
+-- A deleted client's consents go a chunk at a time, found by this.
+CREATE INDEX IF NOT EXISTS oauth_consents_client_idx ON ${s}.oauth_consents (client_id);
 CREATE TABLE IF NOT EXISTS ${s}.oauth_used_once (
   id text PRIMARY KEY,
   expires_at timestamptz NOT NULL
@@ -97,9 +99,12 @@ CREATE OR REPLACE FUNCTION ${s}.oauth_given_back_at(text, text, bigint) RETURNS 
     listClients: `SELECT record FROM ${s}.oauth_clients
       WHERE ($1::text IS NULL OR id COLLATE "C" > $1::text) AND ($2::text IS NULL OR coalesce(record->>'status', 'active') = $2::text)
       ORDER BY id COLLATE "C" LIMIT $3::int`,
-    /** The client, every grant of it and every consent given to it. */
-    deleteClient: `WITH ended AS (DELETE FROM ${grants} WHERE client_id = $1), forgotten AS (DELETE FROM ${s}.oauth_consents WHERE client_id = $1)
-      DELETE FROM ${s}.oauth_clients WHERE id = $1`,
+    /** The client; its grants and consents go after, a chunk at a time. */
+    deleteClient: `DELETE FROM ${s}.oauth_clients WHERE id = $1`,
+    /** $1 client, $2 chunk: up to $2 of the client's grants. */
+    deleteClientGrants: `DELETE FROM ${grants} WHERE grant_id IN (SELECT grant_id FROM ${grants} WHERE client_id = $1 LIMIT $2)`,
+    /** $1 client, $2 chunk: up to $2 of the consents given to the client. */
+    deleteClientConsents: `DELETE FROM ${s}.oauth_consents WHERE (sub, client_id) IN (SELECT sub, client_id FROM ${s}.oauth_consents WHERE client_id = $1 LIMIT $2)`,
 
     /** $1 grant, $2 client, $3 sub, $4 code record, $5 code hash, $6 code expiry. Starts the grant afresh. */
     saveCode: `INSERT INTO ${grants} AS g (grant_id, client_id, sub, record, code_hash, code_expires_at, expires_at)

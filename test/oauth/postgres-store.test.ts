@@ -116,6 +116,21 @@ describePostgres('PostgreSQL OAuthStore', () => {
       expect(await store.deleteExpired()).toBe(0);
     });
 
+    it('deletes a backlog of expired grants 10,000 a statement, so the clean-up never holds a connection for long', async () => {
+      const { queryable, counted } = countingPool();
+      const store = createPostgresOAuthStore({ pool: queryable, schema, now: clock.read });
+      await store.saveCode(codeRecord('grant-live', { expiresAt: BASE_TIME + HOUR }));
+      await pool.query(
+        `INSERT INTO "${schema}".oauth_grants (grant_id, client_id, sub, record, code_hash, code_expires_at, expires_at)
+          SELECT 'g' || i, 'c', 's', '{}', 'h', $1, $1 FROM generate_series(1, 25000) i`,
+        [new Date(BASE_TIME - MINUTE)],
+      );
+      counted.statements = 0;
+      expect(await store.deleteExpired()).toBe(25_000);
+      expect(counted.statements).toBe(3);
+      expect(await countRows('oauth_grants')).toBe(1);
+    });
+
     it('cleans up by itself after a write once a minute of its clock has passed', async () => {
       const store = createPostgresOAuthStore({ pool, schema, now: clock.read });
       await store.saveCode(codeRecord('grant-a', { expiresAt: BASE_TIME + MINUTE }));

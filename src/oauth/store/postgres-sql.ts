@@ -211,13 +211,16 @@ CREATE OR REPLACE FUNCTION ${s}.oauth_given_back_at(text, text, bigint) RETURNS 
      * right now are skipped for the next sweep: waiting for them while holding others could
      * deadlock with a give-back, which holds its window's row and its id's.
      */
-    deleteExpired: `WITH gone AS (DELETE FROM ${grants} WHERE expires_at <= $1 RETURNING 1),
-        used AS (DELETE FROM ${s}.oauth_used_once WHERE expires_at <= $1),
+    deleteExpired: `WITH gone AS (DELETE FROM ${grants} WHERE grant_id IN (SELECT grant_id FROM ${grants}
+          WHERE expires_at <= $1 LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING 1),
+        used AS (DELETE FROM ${s}.oauth_used_once WHERE id IN (SELECT id FROM ${s}.oauth_used_once
+          WHERE expires_at <= $1 LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING 1),
         windows AS (DELETE FROM ${s}.oauth_failure_windows WHERE key IN (SELECT key FROM ${s}.oauth_failure_windows
-          WHERE window_end <= $2::bigint OR cardinality(ids) = 0 FOR UPDATE SKIP LOCKED)),
+          WHERE window_end <= $2::bigint OR cardinality(ids) = 0 LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING 1),
         forgotten AS (DELETE FROM ${s}.oauth_given_back WHERE (key, id) IN (SELECT key, id FROM ${s}.oauth_given_back
-          WHERE until <= $2::bigint FOR UPDATE SKIP LOCKED))
-      SELECT count(*)::int AS deleted FROM gone`,
+          WHERE until <= $2::bigint LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING 1)
+      SELECT (SELECT count(*) FROM gone)::int AS deleted,
+        greatest((SELECT count(*) FROM gone), (SELECT count(*) FROM used), (SELECT count(*) FROM windows), (SELECT count(*) FROM forgotten))::int AS most`,
   };
 }
 

@@ -95,7 +95,7 @@ export interface PostgresOAuthStore extends OAuthStore {
   deleteExpired(): Promise<number>;
 }
 
-/** Grants or consents one round trip of a client's deletion removes: about 50 ms of PostgreSQL's time, well within any deadline. */
+/** Rows of a table one round trip of a client's deletion or of the clean-up removes: about 50 ms of PostgreSQL's time, well within any deadline. */
 const DELETE_CHUNK = 10_000;
 const SWEEP_INTERVAL_MS = 60_000;
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]*$/;
@@ -167,13 +167,22 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
     return { rows: result.rows as T[], rowCount: result.rowCount };
   }
 
+  /**
+   * Up to DELETE_CHUNK rows of each table a statement, until one deletes fewer: the clean-up takes
+   * a connection outside the local queue (docs/stores.md#the-local-queue), so it holds one for
+   * about 50 ms at a time however much expired since the last, rather than seconds at once.
+   */
   async function deleteExpired(): Promise<number> {
     const at = now();
-    const { rows } = await query<{ deleted: number }>(sql.deleteExpired, [new Date(at), at]);
-    return rows[0]?.deleted ?? 0;
+    let deleted = 0;
+    for (;;) {
+      const { rows } = await query<{ deleted: number; most: number }>(sql.deleteExpired, [new Date(at), at, DELETE_CHUNK]);
+      deleted += rows[0]?.deleted ?? 0;
+      if ((rows[0]?.most ?? 0) < DELETE_CHUNK) return deleted;
+    }
   }
 
-  /** Fire-and-forget clean-up after writes: bounded work, and a failure only delays it. */
+  /** Fire-and-forget clean-up after writes: a statement at a time, and a failure only delays it. */
   function maybeSweep(): void {
     const at = now();
     if (at - lastSweep < SWEEP_INTERVAL_MS) return;

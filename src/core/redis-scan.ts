@@ -31,7 +31,7 @@ export async function scanKeys(client: unknown, pattern: string, call?: Pick<Sto
     let cursor = '0';
     do {
       const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      call?.answered();
+      call?.answered?.();
       keys.push(...found);
       cursor = next;
     } while (cursor !== '0');

@@ -87,7 +87,7 @@ describe('store guard', () => {
     const listing = guard.ask(async (call) => {
       for (let trip = 0; trip < 30; trip++) {
         await after(10);
-        call.answered();
+        call.answered!();
       }
       return 'every key';
     });
@@ -101,7 +101,7 @@ describe('store guard', () => {
     const started = performance.now();
     const stalled = guard.ask(async (call) => {
       await after(20);
-      call.answered();
+      call.answered!();
       return new Promise<never>(() => {});
     });
     expect(await stalled.catch((e: unknown) => e)).toBeInstanceOf(StoreTimeoutError);

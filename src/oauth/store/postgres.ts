@@ -240,7 +240,7 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
       for (const statement of [sql.deleteClientGrants, sql.deleteClientConsents]) {
         for (;;) {
           const chunk = await query(statement, [clientId, DELETE_CHUNK]);
-          call?.answered();
+          call?.answered?.();
           if ((chunk.rowCount ?? 0) < DELETE_CHUNK) break;
         }
       }

@@ -209,7 +209,7 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
       // The user grants of every (sub, client) pair index, and the consents: found by SCAN, since
       // nothing else is keyed by client. A client's own grants (client_credentials) are not
       // indexed; they die with their one access token. Every round trip is told to `call`.
-      const step = <T>(answer: Promise<T>) => answer.then((value) => (call?.answered(), value));
+      const step = <T>(answer: Promise<T>) => answer.then((value) => (call?.answered?.(), value));
       const ofClient = `:${globEscape(encodeURIComponent(clientId))}`;
       for (const index of await scanKeys(client, `${globEscape(`${prefix}grants:`)}*${ofClient}`, call)) {
         const grantIds = (await step(run(INDEX_MEMBERS, [index], []))) as string[];

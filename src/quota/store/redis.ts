@@ -150,7 +150,7 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
         const keys = (await clientKeys(clientId, call)).filter((key) => apiPath === undefined || pathOf(key, clientId) === apiPath);
         // One DEL per key: on a Cluster the keys of different paths live in different slots.
         const del = (key: string) => (client as unknown as { del(key: string): Promise<number> }).del(key);
-        await Promise.all(keys.map((key) => del(key).then(() => call?.answered())));
+        await Promise.all(keys.map((key) => del(key).then(() => call?.answered?.())));
         return new Set(keys.map((key) => pathOf(key, clientId))).size;
       },
     },

@@ -216,8 +216,11 @@ export function clientRoutes(basePath: string, access: AdminAccessCheck, deps: C
         responses: { 200: { description: '`{ id, deleted, rules_deleted }`: how many stored quota rules went with it' }, 404: { description: 'No such client' }, 409: { description: 'A configured client' } },
       },
       async handle(_request, { id }) {
-        await writable(id!);
-        // The rules first: should the client's deletion fail, a retry finds it and finishes.
+        const client = await writable(id!);
+        // Suspended first, so its tokens stop working at once; then the rules, the grants and
+        // consents, and the record last: should the deletion fail part way, a retry finds the
+        // client and finishes (docs/operator.md#applications).
+        if (client.status !== 'suspended') await saved({ ...client, status: 'suspended' }, 'status (deleting)');
         const rules = (await deps.removeRules?.(id!)) ?? 0;
         await store.deleteClient(id!);
         deps.clients.changed(id!);

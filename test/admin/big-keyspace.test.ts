@@ -23,8 +23,14 @@ const BATCH = 10_000;
 const SET_MANY = "for i = tonumber(ARGV[1]), tonumber(ARGV[2]) do redis.call('SET', KEYS[1] .. i, '1') end return 0";
 const DEL_MANY = "for i = tonumber(ARGV[1]), tonumber(ARGV[2]) do redis.call('DEL', KEYS[1] .. i) end return 0";
 
+/**
+ * A logical database of its own: other test files' clean-ups (KEYS) walk theirs, not these keys,
+ * and the SCANs here walk these keys only.
+ */
+const DATABASE = 9;
+
 describeRedis('admin API on a Redis of many keys', () => {
-  const client = new Redis(redisUrl!);
+  const client = new Redis(redisUrl!, { db: DATABASE });
   const prefix = uniqueName('big_keyspace');
   const filler = `${prefix}:host:`;
   const eachBatch = async (script: string) => {

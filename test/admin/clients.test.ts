@@ -5,6 +5,7 @@
  * Redis or PostgreSQL store (what one process changes, the other sees).
  */
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createMemoryOAuthStore } from '../../src/oauth/store/index.js';
 import type { OAuthStore } from '../../src/oauth/store/types.js';
 import { ADAPTER_NAMES, closeHosts, CONFIDENTIAL, SERVICE, startHost, testClock, type Client, type TestHost } from '../oauth/compliance/helpers.js';
 import { postgresStores, redisStores, type StoreFactory } from '../oauth/shared-stores.js';
@@ -244,6 +245,27 @@ describe.each(ADAPTER_NAMES)('admin clients on %s', (adapter) => {
     // Once the overlap is over, a rotation needs no force.
     clock.advance(3601);
     expect((await admin(host).rotate(first.id)).body.data.older_secret_ended).toBe(false);
+  });
+
+  it('a deletion the store fails part way is a 503 that leaves the application suspended, its tokens dead, and a retry finishes it', async () => {
+    const memory = createMemoryOAuthStore();
+    let failures = 1;
+    const store: OAuthStore = {
+      ...memory,
+      deleteClient: async (id, call) => {
+        if (failures-- > 0) throw new Error('connection reset');
+        return memory.deleteClient(id, call);
+      },
+    };
+    const host = await startHost(adapter, { oauth: { store }, platform: { admin: { token: TOKEN } } });
+    const client = await register(host);
+    const tokens = await signIn(host, client);
+
+    expect((await admin(host).remove(client.id)).status).toBe(503);
+    expect((await admin(host).get(client.id)).body.data.status).toBe('suspended');
+    expect((await host.userinfo(tokens.access_token)).status).toBe(401);
+    expect((await admin(host).remove(client.id)).body.data).toEqual({ id: client.id, deleted: true, rules_deleted: 0 });
+    expect((await admin(host).get(client.id)).status).toBe(404);
   });
 
   it('deletes an application: its tokens stop working; configured clients are read-only (409); a bad body is a 400 naming the field', async () => {

@@ -160,6 +160,32 @@ describePostgres('PostgreSQL OAuthStore', () => {
       expect(await store.getClient(other.id)).toStrictEqual(other);
     });
 
+    it("deletes every grant and consent of a client while another transaction deletes some of them (a user's revocation)", async () => {
+      const store = createPostgresOAuthStore({ pool, schema, now: clock.read });
+      const big = clientRecord();
+      await store.saveClient(big);
+      await pool.query(
+        `INSERT INTO "${schema}".oauth_grants (grant_id, client_id, sub, record, code_hash, code_expires_at, expires_at)
+          SELECT 'g' || i, $1, 'user-' || i, '{}', 'h', now(), now() + interval '1 day' FROM generate_series(1, 25000) i`,
+        [big.id],
+      );
+      await pool.query(`INSERT INTO "${schema}".oauth_consents SELECT 'user-' || i, $1, '{openid}' FROM generate_series(1, 25000) i`, [big.id]);
+      // 11,111 users' rows locked by a transaction that deletes them and commits while the chunks wait for them.
+      const other = await pool.connect();
+      try {
+        await other.query('BEGIN');
+        await other.query(`DELETE FROM "${schema}".oauth_grants WHERE client_id = $1 AND sub LIKE 'user-1%'`, [big.id]);
+        await other.query(`DELETE FROM "${schema}".oauth_consents WHERE client_id = $1 AND sub LIKE 'user-1%'`, [big.id]);
+        const deleting = store.deleteClient(big.id);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await other.query('COMMIT');
+        expect(await deleting).toBe(true);
+      } finally {
+        other.release();
+      }
+      expect([await countRows('oauth_grants'), await countRows('oauth_consents'), await countRows('oauth_clients')]).toEqual([0, 0, 0]);
+    });
+
     it('works on a bare queryable without connect()', async () => {
       const bare: PgQueryable = { query: (text, values) => pool.query(text, values) };
       const store = createPostgresOAuthStore({ pool: bare, schema, now: clock.read });

@@ -99,7 +99,7 @@ CREATE OR REPLACE FUNCTION ${s}.oauth_given_back_at(text, text, bigint) RETURNS 
     listClients: `SELECT record FROM ${s}.oauth_clients
       WHERE ($1::text IS NULL OR id COLLATE "C" > $1::text) AND ($2::text IS NULL OR coalesce(record->>'status', 'active') = $2::text)
       ORDER BY id COLLATE "C" LIMIT $3::int`,
-    /** The client; its grants and consents go after, a chunk at a time. */
+    /** The client's record, once its grants and consents are gone (deleteClientGrants, deleteClientConsents). */
     deleteClient: `DELETE FROM ${s}.oauth_clients WHERE id = $1`,
     /** $1 client, $2 chunk: up to $2 of the client's grants. */
     deleteClientGrants: `DELETE FROM ${grants} WHERE grant_id IN (SELECT grant_id FROM ${grants} WHERE client_id = $1 LIMIT $2)`,

@@ -233,17 +233,15 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
     },
 
     async deleteClient(clientId, call) {
-      // The client first: its tokens fail from then on. Its grants and consents then go a chunk at
-      // a time, each round trip told to `call`: a client of a million users takes seconds to
-      // delete, which in one statement would look like a silent store (docs/stores.md#deadlines-and-outages).
-      const { rowCount } = await query(sql.deleteClient, [clientId]);
+      // Its grants and consents a chunk at a time, each round trip told to `call`: a client of a
+      // million users takes seconds to delete, which in one statement would look like a silent
+      // store (docs/stores.md#deadlines-and-outages). Until a chunk finds none: one that another
+      // statement was deleting at the same time comes back short with rows still to go. The
+      // record last, so that a deletion that fails part way leaves the client to delete again.
       for (const statement of [sql.deleteClientGrants, sql.deleteClientConsents]) {
-        for (;;) {
-          const chunk = await query(statement, [clientId, DELETE_CHUNK]);
-          call?.answered?.();
-          if ((chunk.rowCount ?? 0) < DELETE_CHUNK) break;
-        }
+        while (((await query(statement, [clientId, DELETE_CHUNK])).rowCount ?? 0) > 0) call?.answered?.();
       }
+      const { rowCount } = await query(sql.deleteClient, [clientId]);
       return (rowCount ?? 0) > 0;
     },
 

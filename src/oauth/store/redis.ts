@@ -205,10 +205,10 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
     },
 
     async deleteClient(clientId, call) {
-      const deleted = (await client.hdel(keys.clients, clientId)) > 0;
       // The user grants of every (sub, client) pair index, and the consents: found by SCAN, since
       // nothing else is keyed by client. A client's own grants (client_credentials) are not
-      // indexed; they die with their one access token. Every round trip is told to `call`.
+      // indexed; they die with their one access token. Every round trip is told to `call`. The
+      // record last, so that a deletion that fails part way leaves the client to delete again.
       const step = <T>(answer: Promise<T>) => answer.then((value) => (call?.answered?.(), value));
       const ofClient = `:${globEscape(encodeURIComponent(clientId))}`;
       for (const index of await scanKeys(client, `${globEscape(`${prefix}grants:`)}*${ofClient}`, call)) {
@@ -217,7 +217,7 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
         await step(run(DELETE, [index], []));
       }
       for (const consent of await scanKeys(client, `${globEscape(`${prefix}consent:`)}*${ofClient}`, call)) await step(run(DELETE, [consent], []));
-      return deleted;
+      return (await client.hdel(keys.clients, clientId)) > 0;
     },
 
     async saveCode(code) {

@@ -18,23 +18,32 @@ export function globEscape(text: string): string {
 }
 
 /**
- * Every key matching `pattern`, on each master of a Cluster. SCAN walks the whole keyspace, the
- * host's keys included: on a Redis of millions of keys that is thousands of round trips and
- * seconds, each round trip told to `call` so that its deadline is the round trip's.
+ * Every key matching `pattern`, on each master of a Cluster, a page at a time: `visit` has each
+ * page before the next is asked for, so a caller that acts on the keys (deletes them) holds one
+ * page's work at a time. SCAN walks the whole keyspace, the host's keys included: on a Redis of
+ * millions of keys that is thousands of round trips and seconds, each round trip told to `call`
+ * so that its deadline is the round trip's.
  */
-export async function scanKeys(client: unknown, pattern: string, call?: Pick<StoreCall, 'answered'>): Promise<string[]> {
+export async function scanKeyPages(client: unknown, pattern: string, call: Pick<StoreCall, 'answered'> | undefined, visit: (keys: string[]) => void | Promise<void>): Promise<void> {
   const scanning = client as ScanningClient;
   const nodes = typeof scanning.nodes === 'function' ? scanning.nodes('master') : [scanning];
-  const keys: string[] = [];
   for (const node of nodes) {
     if (typeof node.scan !== 'function') throw configurationError('invalid_option', 'client', 'listing keys needs a Redis client with SCAN (an ioredis Redis or Cluster)');
     let cursor = '0';
     do {
       const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
       call?.answered?.();
-      keys.push(...found);
+      if (found.length > 0) await visit(found);
       cursor = next;
     } while (cursor !== '0');
   }
+}
+
+/** Every key matching `pattern` (scanKeyPages), in one list. */
+export async function scanKeys(client: unknown, pattern: string, call?: Pick<StoreCall, 'answered'>): Promise<string[]> {
+  const keys: string[] = [];
+  await scanKeyPages(client, pattern, call, (found) => {
+    keys.push(...found);
+  });
   return keys;
 }

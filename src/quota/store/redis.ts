@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto';
 import { configurationError } from '../../core/errors.js';
 import { PairCache } from '../../core/cache.js';
-import { globEscape, scanKeys } from '../../core/redis-scan.js';
+import { globEscape, scanKeyPages } from '../../core/redis-scan.js';
 import type { RedisLike } from '../../core/store-clients.js';
 import { StoreFailedError } from '../../core/store-errors.js';
 import type { StoreCall } from '../../core/store-guard.js';
@@ -128,7 +128,9 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
   const rulesKey = `${prefix}:rules`;
   const parsed = (json: string | null | undefined) => (typeof json === 'string' ? (JSON.parse(json) as QuotaRule) : undefined);
 
-  const clientKeys = (clientId: string, call: StoreCall | undefined) => scanKeys(client, `${globEscape(`{${prefix}:${encodeURIComponent(clientId)}:`)}*`, call);
+  /** Each page of the client's counter keys, to `visit`. */
+  const clientKeyPages = (clientId: string, call: StoreCall | undefined, visit: (keys: string[]) => void | Promise<void>) =>
+    scanKeyPages(client, `${globEscape(`{${prefix}:${encodeURIComponent(clientId)}:`)}*`, call, visit);
   /** The path inside a counter key's hash tag: `{prefix:client:path}:period:start`. */
   const pathOf = (key: string, clientId: string) => {
     const periodColon = key.lastIndexOf(':', key.lastIndexOf(':') - 1);
@@ -144,14 +146,25 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
     usage: {
       // Counters expire with their bucket (plus the grace): what SCAN finds is live or nearly.
       async paths(clientId, _now, call) {
-        return [...new Set((await clientKeys(clientId, call)).map((key) => pathOf(key, clientId)))];
+        const paths = new Set<string>();
+        await clientKeyPages(clientId, call, (keys) => {
+          for (const key of keys) paths.add(pathOf(key, clientId));
+        });
+        return [...paths];
       },
       async reset(clientId, apiPath, call) {
-        const keys = (await clientKeys(clientId, call)).filter((key) => apiPath === undefined || pathOf(key, clientId) === apiPath);
-        // One DEL per key: on a Cluster the keys of different paths live in different slots.
+        const paths = new Set<string>();
+        // A page's keys at a time (at most about 1000 DELs in flight), so a client of a million
+        // counters never has them all sent at once. One DEL per key: on a Cluster the keys of
+        // different paths live in different slots.
         const del = (key: string) => (client as unknown as { del(key: string): Promise<number> }).del(key);
-        await Promise.all(keys.map((key) => del(key).then(() => call?.answered?.())));
-        return new Set(keys.map((key) => pathOf(key, clientId))).size;
+        await clientKeyPages(clientId, call, async (keys) => {
+          const gone = keys.filter((key) => apiPath === undefined || pathOf(key, clientId) === apiPath);
+          await Promise.all(gone.map(del));
+          call?.answered?.();
+          for (const key of gone) paths.add(pathOf(key, clientId));
+        });
+        return paths.size;
       },
     },
     rules: {

@@ -145,7 +145,11 @@ export interface QuotaSql {
   deleteRule: string;
   /** $1 client, $2 now (ms): the paths with a counter whose bucket has not ended. */
   usedPaths: string;
-  /** $1 client, $2 path or null for all: the paths whose counters went. */
+  /**
+   * $1 client, $2 path or null for all, $3 chunk, $4..$6 the key (path, period, bucket start)
+   * the chunk before ended at, or nulls: deletes up to $3 of those counters after that key, in
+   * key order; answers how many it picked, the paths of those it deleted and the key it ended at.
+   */
   resetUsage: string;
 }
 
@@ -197,8 +201,17 @@ DELETE FROM ${table} WHERE ctid = ANY (ARRAY(
     saveRule: `INSERT INTO ${rules} (key, rule) VALUES ($1, $2::json) ON CONFLICT (key) DO UPDATE SET rule = EXCLUDED.rule`,
     deleteRule: `DELETE FROM ${rules} WHERE key = $1`,
     usedPaths: `SELECT DISTINCT api_path FROM ${table} WHERE client_id = $1 AND bucket_end > $2`,
-    resetUsage: `WITH gone AS (DELETE FROM ${table} WHERE client_id = $1 AND ($2::text IS NULL OR api_path = $2) RETURNING api_path)
-SELECT count(DISTINCT api_path)::int AS paths FROM gone`,
+    // After the key the chunk before ended at, so no chunk walks the index entries of the rows
+    // deleted before it; the rows picked are locked (a call charging one is waited for) and
+    // deleted by their row version.
+    resetUsage: `WITH picked AS (SELECT ctid, api_path, period, bucket_start FROM ${table}
+  WHERE client_id = $1 AND ($2::text IS NULL OR api_path = $2)
+    AND ($4::text IS NULL OR (api_path, period, bucket_start) > ($4::text, $5::text, $6::bigint))
+  ORDER BY api_path, period, bucket_start LIMIT $3 FOR UPDATE),
+gone AS (DELETE FROM ${table} WHERE ctid = ANY (ARRAY(SELECT ctid FROM picked)) RETURNING api_path),
+last AS (SELECT api_path, period, bucket_start FROM picked ORDER BY api_path DESC, period DESC, bucket_start DESC LIMIT 1)
+SELECT (SELECT count(*) FROM picked)::int AS picked, coalesce((SELECT array_agg(DISTINCT api_path) FROM gone), '{}') AS paths,
+  (SELECT api_path FROM last) AS last_path, (SELECT period FROM last) AS last_period, (SELECT bucket_start FROM last) AS last_start`,
   };
 }
 

@@ -81,6 +81,8 @@ export interface PostgresQuotaStore extends QuotaStore {
 
 /** Names this store in a StoreFailedError for an answer it cannot read. */
 const STORE = 'quota store (postgres)';
+/** Counters one round trip of a usage reset deletes: well under a second of PostgreSQL's time. */
+const RESET_CHUNK = 10_000;
 
 function toNumber(value: unknown): number {
   const n = typeof value === 'number' ? value : Number(value);
@@ -273,9 +275,20 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
         await ensureReady();
         return (await pool.query(sql.usedPaths, [clientId, now])).rows.map((row) => String(row.api_path));
       },
-      async reset(clientId, apiPath) {
+      async reset(clientId, apiPath, call) {
         await ensureReady();
-        return toNumber((await pool.query(sql.resetUsage, [clientId, apiPath ?? null])).rows[0]?.paths);
+        // A chunk at a time, each round trip told to `call`: an application's users can make its
+        // counters millions (docs/quota.md), and one statement deleting them all would outlast
+        // the pool's query_timeout (docs/deployment.md). Until a chunk picks fewer than it may.
+        const paths = new Set<string>();
+        let after: unknown[] = [null, null, null];
+        for (;;) {
+          const row = (await pool.query(sql.resetUsage, [clientId, apiPath ?? null, RESET_CHUNK, ...after])).rows[0];
+          call?.answered?.();
+          for (const path of (row?.paths ?? []) as string[]) paths.add(path);
+          if (toNumber(row?.picked) < RESET_CHUNK) return paths.size;
+          after = [row!.last_path, row!.last_period, row!.last_start];
+        }
       },
     },
     rules: {

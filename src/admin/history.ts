@@ -81,7 +81,7 @@ export function historyRoutes(basePath: string, access: AdminAccessCheck, deps: 
         const starts = bucketStarts(query.step, Math.max(from, keptFrom(query.step, now, deps.retention)), to);
         if (deps.clients && !(await deps.clients.getClient(query.client_id))) throw new NotFoundError(`No client ${JSON.stringify(query.client_id)}`);
         const first = starts[0];
-        const points = first === undefined ? [] : await deps.storeGuard.run(() => deps.history.read({ clientId: query.client_id, apiPath, step: query.step, from: first, to }));
+        const points = first === undefined ? [] : await deps.storeGuard.run((call) => deps.history.read({ clientId: query.client_id, apiPath, step: query.step, from: first, to }, call));
         return ok({ client_id: query.client_id, step: query.step, ...toSeries(points, starts, apiPath) });
       },
     }),

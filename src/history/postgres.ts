@@ -7,9 +7,11 @@
  * with one DELETE, at most once an hour per process, after a flush.
  */
 import type { PgPoolLike } from '../core/store-clients.js';
-import { keptFrom, pointsOf, type HistoryStep, type UsageHistoryStore } from './types.js';
+import { keptFrom, pointsOf, stepMs, type HistoryPoint, type HistoryStep, type UsageHistoryStore } from './types.js';
 
 export const DEFAULT_HISTORY_TABLE = 'courier_usage_history';
+/** Buckets one statement of a read covers: a week of hours. */
+const READ_SLICE = 168;
 
 export interface PostgresHistoryStoreOptions {
   pool: PgPoolLike;
@@ -77,10 +79,20 @@ WHERE client_id = $1 AND step = $2 AND bucket_start >= $3 AND bucket_start < $4 
         prunedAt = hourFrom;
       }
     },
-    async read({ clientId, apiPath, step, from, to }) {
+    async read({ clientId, apiPath, step, from, to }, call) {
       await ready();
-      const { rows } = await pool.query(select, [clientId, step satisfies HistoryStep, from, to, apiPath ?? null]);
-      return rows.map((row) => ({ apiPath: String(row.api_path), step, start: number(row.bucket_start), admitted: number(row.admitted), rejected: number(row.rejected) }));
+      // READ_SLICE buckets a statement: an application's users can make its endpoints a thousand
+      // an hour (docs/operator.md#usage-history), and 41 days of them in one statement (a million
+      // rows, 2.9 s) could outlast the pool's query_timeout (docs/deployment.md) when a few reads
+      // run at once.
+      const points: HistoryPoint[] = [];
+      for (let start = from; start < to; start += READ_SLICE * stepMs(step)) {
+        const end = Math.min(to, start + READ_SLICE * stepMs(step));
+        const { rows } = await pool.query(select, [clientId, step satisfies HistoryStep, start, end, apiPath ?? null]);
+        call?.answered?.();
+        for (const row of rows) points.push({ apiPath: String(row.api_path), step, start: number(row.bucket_start), admitted: number(row.admitted), rejected: number(row.rejected) });
+      }
+      return points;
     },
   };
 }

@@ -4,6 +4,7 @@
  * (recorder.ts); a flush hands the counts to a history store, which adds them to what every
  * other process sharing it wrote.
  */
+import type { StoreCall } from '../core/store-guard.js';
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
@@ -67,8 +68,12 @@ export interface UsageHistoryStore {
    * forgets what is older than the retention at `now`. One round trip where the store allows.
    */
   add(counts: readonly HourCount[], now: number, retention: HistoryRetention): Promise<void>;
-  /** The stored points of the query's range, in no particular order; buckets without calls may be missing. */
-  read(query: HistoryQuery): Promise<HistoryPoint[]>;
+  /**
+   * The stored points of the query's range, in no particular order; buckets without calls may be
+   * missing. A store that reads a long range in several round trips tells `call` as each is
+   * answered (StoreCall.answered).
+   */
+  read(query: HistoryQuery, call?: StoreCall): Promise<HistoryPoint[]>;
 }
 
 export const stepMs = (step: HistoryStep): number => (step === 'hour' ? HOUR_MS : DAY_MS);

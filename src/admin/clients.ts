@@ -96,8 +96,11 @@ export function clientRoutes(basePath: string, access: AdminAccessCheck, deps: C
     if (!client) throw new NotFoundError(`No client ${JSON.stringify(id)}`);
     return client;
   };
-  const writable = async (id: string) => {
+  const notConfigured = (id: string) => {
     if (configuredIds.has(id)) throw new ConflictError(`Client ${JSON.stringify(id)} comes from the options (oauth.clients); change it there`);
+  };
+  const writable = async (id: string) => {
+    notConfigured(id);
     return existing(id);
   };
   const show = (client: OAuthClientRecord) => view(client, configuredIds, deps.now());
@@ -216,13 +219,15 @@ export function clientRoutes(basePath: string, access: AdminAccessCheck, deps: C
         responses: { 200: { description: '`{ id, deleted, rules_deleted }`: how many stored quota rules went with it' }, 404: { description: 'No such client' }, 409: { description: 'A configured client' } },
       },
       async handle(_request, { id }) {
-        const client = await writable(id!);
+        notConfigured(id!);
         // Suspended first, so its tokens stop working at once; then the rules, the grants and
         // consents, and the record last: should the deletion fail part way, a retry finds the
-        // client and finishes (docs/operator.md#applications).
-        if (client.status !== 'suspended') await saved({ ...client, status: 'suspended' }, 'status (deleting)');
+        // client and finishes (docs/operator.md#applications). A record the store holds but
+        // cannot read is no client, and is deleted all the same.
+        const client = await store.getClient(id!);
+        if (client && client.status !== 'suspended') await saved({ ...client, status: 'suspended' }, 'status (deleting)');
         const rules = (await deps.removeRules?.(id!)) ?? 0;
-        await store.deleteClient(id!);
+        if (!(await store.deleteClient(id!)) && !client) throw new NotFoundError(`No client ${JSON.stringify(id)}`);
         deps.clients.changed(id!);
         deps.logger.info({ clientId: id, rulesDeleted: rules }, 'admin: client deleted');
         return ok({ id, deleted: true, rules_deleted: rules });

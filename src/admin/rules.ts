@@ -6,12 +6,13 @@
  */
 import { z } from 'zod';
 import { ok } from '../core/envelope.js';
-import { ConflictError, NotFoundError, ValidationError } from '../core/errors.js';
+import { ConfigurationError, ConflictError, issuesText, NotFoundError, ValidationError } from '../core/errors.js';
+import { isPlainObject } from '../core/plain-object.js';
 import type { Logger } from '../core/logger.js';
 import type { StoreGuard } from '../core/store-guard.js';
 import { readBody } from '../core/body.js';
 import { parseWith } from '../core/validation.js';
-import { quotaRuleSchema, resolveRule, unsatisfiable, type QuotaDefaults, type QuotaRule } from '../quota/rules.js';
+import { checkRule, quotaRuleSchema, resolveRule, unsatisfiable, type QuotaDefaults, type QuotaRule } from '../quota/rules.js';
 import { ruleKey, type QuotaRuleKey, type QuotaRuleStore } from '../quota/store/types.js';
 import type { AdminAccessCheck } from './access.js';
 import { adminRoute, parseQuery, queryId } from './route.js';
@@ -51,7 +52,7 @@ function inQueryTerms<T>(parse: () => T): T {
 export function clientRulesRemover(deps: Pick<RulesDeps, 'store' | 'storeGuard' | 'changed'>): (clientId: string) => Promise<number> {
   return async (clientId) => {
     const stored = <T>(work: () => Promise<T>) => deps.storeGuard.run(work);
-    const rules = (await stored(() => deps.store.listRules())).filter((rule) => rule.scope === 'client' && rule.clientId === clientId);
+    const rules = (await stored(() => deps.store.listRules())).filter(namesRule).filter((rule) => rule.scope === 'client' && rule.clientId === clientId);
     for (const rule of rules) await stored(() => deps.store.deleteRule(rule));
     if (rules.length > 0) deps.changed();
     return rules.length;
@@ -65,6 +66,22 @@ const ruleKeyQuery = z.strictObject({
 });
 
 const ruleView = (rule: QuotaRule, source: 'options' | 'store') => ({ ...rule, source });
+
+/** A stored entry that names its rule (an object with a scope and a path), which is what can be listed and deleted. */
+const namesRule = (entry: unknown): entry is QuotaRule => isPlainObject(entry) && typeof entry.scope === 'string' && typeof entry.apiPath === 'string';
+
+/**
+ * A stored rule as listed: with `invalid`, what is wrong with it, when the rule check refuses it
+ * (written around this API): such a rule is not applied (docs/operator.md#quota-rules).
+ */
+function storedView(rule: QuotaRule) {
+  try {
+    checkRule(rule, '');
+    return ruleView(rule, 'store');
+  } catch (error) {
+    return { ...ruleView(rule, 'store'), invalid: error instanceof ConfigurationError ? issuesText(error.issues) : String(error) };
+  }
+}
 
 export function ruleRoutes(basePath: string, access: AdminAccessCheck, deps: RulesDeps) {
   const configuredKeys = new Set((deps.configured ?? []).map(ruleKey));
@@ -80,13 +97,13 @@ export function ruleRoutes(basePath: string, access: AdminAccessCheck, deps: Rul
       doc: {
         operationId: 'admin_list_rules',
         summary: 'List the quota rules in force: configured ones, then stored ones',
-        responses: { 200: { description: 'The rules, each with its source (options or store)' } },
+        responses: { 200: { description: 'The rules, each with its source (options or store); a stored one the rule check refuses, and so not applied, with `invalid` saying why' } },
       },
       async handle() {
         const list = await stored(() => deps.store.listRules());
         const rules = [
           ...(deps.configured ?? []).map((rule) => ruleView(rule, 'options')),
-          ...list.filter((rule) => !configuredKeys.has(ruleKey(rule))).map((rule) => ruleView(rule, 'store')),
+          ...list.filter(namesRule).filter((rule) => !configuredKeys.has(ruleKey(rule))).map(storedView),
         ];
         return ok(rules);
       },

@@ -92,6 +92,11 @@ export class PlatformError extends Error {
  *   if (error instanceof ConfigurationError) console.error(error.code, error.field); // invalid_option courier.timeoutMs
  * }
  */
+/** `field: message; field: message`, as a ConfigurationError's message lists its issues. */
+export function issuesText(issues: readonly FieldIssue[]): string {
+  return issues.map((issue) => `${issue.field}: ${issue.message}`).join('; ');
+}
+
 export class ConfigurationError extends TypeError {
   readonly code: ConfigurationErrorCode;
   /** The first offending field; the message lists all of them. */
@@ -99,7 +104,7 @@ export class ConfigurationError extends TypeError {
   readonly issues: readonly FieldIssue[];
 
   constructor(code: ConfigurationErrorCode, issues: readonly FieldIssue[], options?: { cause?: unknown }) {
-    super(`courier-platform: ${issues.map((issue) => `${issue.field}: ${issue.message}`).join('; ')}`, options);
+    super(`courier-platform: ${issuesText(issues)}`, options);
     this.name = new.target.name;
     this.code = code;
     this.field = issues[0]?.field ?? '';

@@ -136,6 +136,24 @@ export function checkClientRecord(record: unknown): OAuthClientRecord {
 }
 
 /**
+ * A client record as a store read it back (JSON text, or what its driver parsed), undefined when
+ * it is not one: written around the admin API, or damaged. Such a record is no client (a token
+ * request is `invalid_client`, the admin API leaves it out and can delete it), never a store
+ * failure: the store answered, and an outage would stop every client (docs/operator.md#applications).
+ */
+export function storedClientRecord(stored: unknown): OAuthClientRecord | undefined {
+  let value = stored;
+  if (typeof stored === 'string') {
+    try {
+      value = JSON.parse(stored);
+    } catch {
+      return undefined;
+    }
+  }
+  return clientRecordSchema.safeParse(value).success ? (value as OAuthClientRecord) : undefined;
+}
+
+/**
  * The part of a grant's scope the client may still use: an application whose scopes were
  * narrowed gets, and is served, no more than it has now (RFC 6749 6 allows a narrower scope,
  * never a wider one; docs/oauth.md#tokens).

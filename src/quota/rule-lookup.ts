@@ -9,7 +9,7 @@
  * the source answered. Its calls are answered as when the source fails (docs/quota.md#rules-kept-in-a-store),
  * the refusal is kept like an answer, and the log names the rule once an hour.
  */
-import { ConfigurationError } from '../core/errors.js';
+import { ConfigurationError, issuesText } from '../core/errors.js';
 import { isThenable } from '../core/maybe-promise.js';
 import { BoundedCache, PairCache } from '../core/cache.js';
 import { normalizeApiPath } from './api-path.js';
@@ -68,7 +68,7 @@ export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' 
     } catch (error) {
       const invalid = new QuotaStoreError('rules', error);
       refused.set(clientId, apiPath, invalid);
-      const reason = error instanceof ConfigurationError ? error.issues.map((issue) => `${issue.field}: ${issue.message}`).join('; ') : String(error);
+      const reason = error instanceof ConfigurationError ? issuesText(error.issues) : String(error);
       if (!reported.get(reason)) {
         reported.set(reason, true, INVALID_RULE_REPORT_MS);
         logger.error({ clientId, apiPath, err: invalid }, `quota: invalid rule, ${reason}; its calls are answered as when the rule source fails (onStoreError) until it is saved again`);

@@ -151,7 +151,7 @@ function twoProcesses(label: string, open: () => SharedQuotaStore) {
       expect(logger.records.map((r) => `${r.level}: ${r.message}`).filter((line) => /rule|store/.test(line))).toEqual([
         expect.stringMatching(/^error: quota: invalid rule, .*client rule of "other-client".*cost: must be at most 1000/),
       ]);
-      expect((await rules(h).list()).body.data).toContainEqual({ ...outOfBounds, source: 'store' });
+      expect((await rules(h).list()).body.data).toContainEqual({ ...outOfBounds, source: 'store', invalid: 'cost: must be at most 1000' });
 
       expect((await rules(h).put({ ...outOfBounds, cost: 1 })).status).toBe(200);
       expect(await admittedPings(h, token)).toBe(3);

@@ -96,8 +96,9 @@ CREATE OR REPLACE FUNCTION ${s}.oauth_given_back_at(text, text, bigint) RETURNS 
     saveClient: `INSERT INTO ${s}.oauth_clients (id, record) VALUES ($1, $2::json)
       ON CONFLICT (id) DO UPDATE SET record = EXCLUDED.record`,
     /** $1 after, $2 status, $3 limit, each null for none; byte order, as client-page.ts sorts. */
-    listClients: `SELECT record FROM ${s}.oauth_clients
-      WHERE ($1::text IS NULL OR id COLLATE "C" > $1::text) AND ($2::text IS NULL OR coalesce(record->>'status', 'active') = $2::text)
+    listClients: `SELECT id, record FROM ${s}.oauth_clients
+      WHERE ($1::text IS NULL OR id COLLATE "C" > $1::text)
+        AND ($2::text IS NULL OR (json_typeof(record) = 'object' AND coalesce(record->>'status', 'active') = $2::text))
       ORDER BY id COLLATE "C" LIMIT $3::int`,
     /** The client's record, once its grants and consents are gone (deleteClientGrants, deleteClientConsents). */
     deleteClient: `DELETE FROM ${s}.oauth_clients WHERE id = $1`,

@@ -37,7 +37,7 @@
 import { systemClock, type Clock } from '../../core/clock.js';
 import { configurationError } from '../../core/errors.js';
 import { migrateOnce, migrationLockSql } from '../../core/pg-migration.js';
-import { checkClientRecord } from '../client-record.js';
+import { checkClientRecord, storedClientRecord } from '../client-record.js';
 import { pgConnection, type StoreConnection } from '../../core/store-connection.js';
 import type { PgQueryable } from '../../core/store-clients.js';
 import {
@@ -219,7 +219,7 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
     async getClient(clientId) {
       const { rows } = await query<RecordRow>(sql.getClient, [clientId]);
       const row = rows[0];
-      return row && parse<OAuthClientRecord>(row.record);
+      return row && storedClientRecord(row.record);
     },
 
     async saveClient(client) {
@@ -228,8 +228,19 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
     },
 
     async listClients(page = {}) {
-      const { rows } = await query<RecordRow>(sql.listClients, [page.after ?? null, page.status ?? null, page.limit ?? null]);
-      return rows.map((row) => parse<OAuthClientRecord>(row.record));
+      // A record that is not a client's is left out (storedClientRecord), and the page filled from the clients after it.
+      const records: OAuthClientRecord[] = [];
+      let after = page.after ?? null;
+      for (;;) {
+        const wanted = page.limit === undefined ? null : page.limit - records.length;
+        const { rows } = await query<RecordRow & { id: string }>(sql.listClients, [after, page.status ?? null, wanted]);
+        for (const row of rows) {
+          const record = storedClientRecord(row.record);
+          if (record) records.push(record);
+        }
+        if (wanted === null || rows.length < wanted || records.length === page.limit) return records;
+        after = rows.at(-1)!.id;
+      }
     },
 
     async deleteClient(clientId, call) {

@@ -35,7 +35,7 @@
  */
 import { systemClock, type Clock } from '../../core/clock.js';
 import { configurationError } from '../../core/errors.js';
-import { checkClientRecord } from '../client-record.js';
+import { checkClientRecord, storedClientRecord } from '../client-record.js';
 import { clientPage } from './client-page.js';
 import type { RedisLike } from '../../core/store-clients.js';
 import { redisConnection, type StoreConnection } from '../../core/store-connection.js';
@@ -52,7 +52,7 @@ import {
   type StoredAccessToken,
   type StoredGrant,
 } from './grant-record.js';
-import type { AuthorizationCodeRecord, NewTokens, OAuthClientRecord, OAuthStore, TokenRef } from './types.js';
+import type { AuthorizationCodeRecord, NewTokens, OAuthStore, TokenRef } from './types.js';
 import {
   CONFIRM,
   CONSUME,
@@ -191,7 +191,7 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
 
     async getClient(clientId) {
       const [json] = await client.hmget(keys.clients, clientId);
-      return json === null || json === undefined ? undefined : (JSON.parse(json) as OAuthClientRecord);
+      return json === null || json === undefined ? undefined : storedClientRecord(json);
     },
 
     async saveClient(candidate) {
@@ -201,7 +201,8 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
 
     // One hash holds every client (applications, not users: a few thousand at most), read whole.
     async listClients(page) {
-      return clientPage(Object.values(await client.hgetall(keys.clients)).map((json) => JSON.parse(json) as OAuthClientRecord), page);
+      const records = Object.values(await client.hgetall(keys.clients)).map(storedClientRecord);
+      return clientPage(records.filter((record) => record !== undefined), page);
     },
 
     async deleteClient(clientId, call) {

@@ -22,8 +22,8 @@ import { pgConnection, type StoreConnection } from '../../core/store-connection.
 import type { StoreCall } from '../../core/store-guard.js';
 import { batcher, type Batch } from './batches.js';
 import { DEFAULT_SCHEMA, DEFAULT_TABLE, quotaSql } from './postgres-sql.js';
-import type { MatchedRules, QuotaRule } from '../rules.js';
-import { checkConsumeRequest, QUOTA_STORE_NAME, ruleKey, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaStore } from './types.js';
+import type { MatchedRules } from '../rules.js';
+import { checkConsumeRequest, QUOTA_STORE_NAME, ruleKey, storedRule, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaStore } from './types.js';
 
 export { quotaMigrationSql } from './postgres-sql.js';
 
@@ -260,7 +260,6 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
   const byPeriod = (rows: Record<string, unknown>[]): Map<string, number> =>
     new Map(rows.map((row) => [String(row.period), toNumber(row.used)]));
 
-  const ruleOf = (value: unknown) => (typeof value === 'string' ? JSON.parse(value) : value) as QuotaRule;
 
   return {
     kind: 'postgres',
@@ -298,12 +297,12 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
         const own = ruleKey({ scope: 'client', clientId, apiPath });
         const { rows } = await pool.query(sql.findRules, [own, ruleKey({ scope: 'global', apiPath })]);
         const found: MatchedRules = {};
-        for (const row of rows) found[row.key === own ? 'client' : 'global'] = ruleOf(row.rule);
+        for (const row of rows) found[row.key === own ? 'client' : 'global'] = storedRule(row.rule);
         return found;
       },
       async listRules() {
         await ensureReady();
-        return (await pool.query(sql.listRules)).rows.map((row) => ruleOf(row.rule));
+        return (await pool.query(sql.listRules)).rows.map((row) => storedRule(row.rule));
       },
       async saveRule(rule) {
         await ensureReady();

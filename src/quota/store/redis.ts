@@ -24,8 +24,7 @@ import type { StoreCall } from '../../core/store-guard.js';
 import { createRedisHistoryStore } from '../../history/redis.js';
 import { redisConnection, type StoreConnection } from '../../core/store-connection.js';
 import { scriptRunner } from './redis-script.js';
-import type { QuotaRule } from '../rules.js';
-import { checkConsumeRequest, ruleKey, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaBucket, type QuotaStore } from './types.js';
+import { checkConsumeRequest, ruleKey, storedRule, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaBucket, type QuotaStore } from './types.js';
 
 export interface RedisQuotaStoreOptions {
   /**
@@ -126,7 +125,7 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
   const run = scriptRunner(client, CONSUME_SCRIPT, CONSUME_SCRIPT_SHA);
   // One hash for every stored rule: few rules, read two fields at a time behind the rule cache.
   const rulesKey = `${prefix}:rules`;
-  const parsed = (json: string | null | undefined) => (typeof json === 'string' ? (JSON.parse(json) as QuotaRule) : undefined);
+  const parsed = (json: string | null | undefined) => (typeof json === 'string' ? storedRule(json) : undefined);
 
   /** Each page of the client's counter keys, to `visit`. */
   const clientKeyPages = (clientId: string, call: StoreCall | undefined, visit: (keys: string[]) => void | Promise<void>) =>
@@ -173,7 +172,7 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
         const [own, global] = (await client.hmget(rulesKey, ruleKey({ scope: 'client', clientId, apiPath }), ruleKey({ scope: 'global', apiPath }))).map(parsed);
         return { ...(own ? { client: own } : {}), ...(global ? { global } : {}) };
       },
-      listRules: async () => Object.values(await client.hgetall(rulesKey)).map((json) => JSON.parse(json) as QuotaRule),
+      listRules: async () => Object.values(await client.hgetall(rulesKey)).map(storedRule),
       saveRule: async (rule) => {
         await client.hset(rulesKey, ruleKey(rule), JSON.stringify(rule));
       },

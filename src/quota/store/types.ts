@@ -112,6 +112,21 @@ export interface QuotaUsageStore {
   reset(clientId: string, apiPath?: string, call?: StoreCall): Promise<number>;
 }
 
+/**
+ * A rule as a store read it back: the parsed JSON, or the text itself when it is not JSON. What a
+ * store holds may have been written around the admin API, so it is checked before any use (the
+ * rule lookup refuses and logs what is not a rule; the admin API lists it as invalid): a
+ * damaged rule is never taken for a failing store.
+ */
+export function storedRule(value: unknown): QuotaRule {
+  if (typeof value !== 'string') return value as QuotaRule;
+  try {
+    return JSON.parse(value) as QuotaRule;
+  } catch {
+    return value as unknown as QuotaRule;
+  }
+}
+
 /** What names a rule: two rules with the same key cannot both apply. */
 export type QuotaRuleKey = Pick<QuotaRule, 'scope' | 'clientId' | 'apiPath'>;
 

@@ -1,0 +1,85 @@
+/**
+ * Records written into a Redis around the admin API, or damaged (docs/operator.md#quota-rules,
+ * docs/operator.md#applications): a rule or a client record that is not JSON, JSON `null` or a
+ * number. None is a store outage, a 500 or a 503: a rule that is not one is not applied and is
+ * listed as invalid where it names itself; a client record that is not one is no client, left out
+ * of the listing, and deleted by id.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, expect, it } from 'vitest';
+import { createRedisOAuthStore } from '../../src/oauth/store/index.js';
+import { createRedisQuotaStore } from '../../src/quota/index.js';
+import { ruleKey } from '../../src/quota/store/types.js';
+import { capturingLogger } from '../support/logger.js';
+import { describeRedis, redisUrl, uniqueName } from '../support/services.js';
+import { accessToken, closeHosts, CONFIDENTIAL, ORDERS, PING, ping, startHost } from '../http/quota-helpers.js';
+
+const TOKEN = 'operator-token-0123456789abcdef0123456789';
+const OPERATOR = { authorization: `Bearer ${TOKEN}` };
+
+describeRedis('damaged records in a Redis store', () => {
+  const client = new Redis(redisUrl!);
+  const prefix = uniqueName('damaged');
+  afterEach(closeHosts);
+  afterAll(async () => {
+    const left = await client.keys(`*${prefix}*`);
+    if (left.length > 0) await client.del(...left);
+    await client.quit();
+  });
+
+  const host = async () => {
+    const logger = capturingLogger();
+    const h = await startHost('express', {
+      logger,
+      quota: { store: createRedisQuotaStore({ client, prefix: `${prefix}:quota` }) },
+      oauth: { store: createRedisOAuthStore({ client, prefix: `${prefix}:oauth:` }) },
+      platform: { admin: { token: TOKEN } },
+    });
+    const outages = () => logger.records.filter((r) => /unavailable/.test(r.message)).map((r) => r.message);
+    return { h, logger, outages };
+  };
+
+  it('a stored rule that is not JSON, or not an object, is not applied and starts no outage; the listing shows the rest and GET never fails', async () => {
+    const { h, logger, outages } = await host();
+    const rules = `${prefix}:quota:rules`;
+    await client.hset(rules, ruleKey({ scope: 'global', apiPath: PING }), '{"scope":"global","apiPath":"/openapi/v1/pi');
+    await client.hset(rules, ruleKey({ scope: 'client', clientId: CONFIDENTIAL.id, apiPath: PING }), '42');
+    await client.hset(rules, ruleKey({ scope: 'global', apiPath: '/openapi/v1/x' }), 'null');
+    await client.hset(rules, ruleKey({ scope: 'global', apiPath: ORDERS }), JSON.stringify({ scope: 'global', apiPath: ORDERS, minute: 10, cost: 5000 }));
+    const { token } = await accessToken(h, CONFIDENTIAL);
+    for (let i = 0; i < 3; i += 1) expect((await ping(h, token)).status).toBe(200);
+    expect(outages()).toEqual([]);
+    expect(logger.records.filter((r) => r.level === 'error').map((r) => r.message)).toEqual([expect.stringContaining(`invalid rule, rule source (client rule of "${CONFIDENTIAL.id}" for ${PING}): must be an object`)]);
+
+    const listed = await h.http().get('/admin/rules').set(OPERATOR);
+    expect(listed.status, listed.text).toBe(200);
+    expect(listed.body.data.filter((rule: { source: string }) => rule.source === 'store')).toEqual([
+      { scope: 'global', apiPath: ORDERS, minute: 10, cost: 5000, source: 'store', invalid: 'cost: must be at most 1000' },
+    ]);
+    // Deleted by the key it is stored under, as any rule.
+    const removed = await h.http().delete(`/admin/rules?${new URLSearchParams({ scope: 'global', api_path: PING })}`).set(OPERATOR);
+    expect(removed.status, removed.text).toBe(200);
+  });
+
+  it('a client record that is not JSON, or not a client, is no client: invalid_client, left out of the listing, deleted by id; no outage, no 500', async () => {
+    const { h, outages } = await host();
+    const clients = `${prefix}:oauth:clients`;
+    await client.hset(clients, 'app_damaged000000001', '{"id":"app_damaged000000001","name":');
+    await client.hset(clients, 'app_damaged000000002', 'null');
+    for (const id of ['app_damaged000000001', 'app_damaged000000002']) {
+      const token = await h.http().post('/oauth/token').type('form').auth(id, 'a-secret').send({ grant_type: 'client_credentials' });
+      expect([token.status, token.body.error]).toEqual([401, 'invalid_client']);
+      expect((await h.http().get(`/admin/clients/${id}`).set(OPERATOR)).status).toBe(404);
+    }
+    const listed = await h.http().get('/admin/clients').set(OPERATOR);
+    expect(listed.status, listed.text).toBe(200);
+    expect(listed.body.data.map((c: { id: string }) => c.id)).not.toContain('app_damaged000000001');
+    for (const id of ['app_damaged000000001', 'app_damaged000000002']) {
+      const deleted = await h.http().delete(`/admin/clients/${id}`).set(OPERATOR);
+      expect([deleted.status, deleted.body.data?.deleted]).toEqual([200, true]);
+      expect(await client.hexists(clients, id)).toBe(0);
+    }
+    expect((await h.http().delete('/admin/clients/app_damaged000000001').set(OPERATOR)).status).toBe(404);
+    expect(outages()).toEqual([]);
+  });
+});

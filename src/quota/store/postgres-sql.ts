@@ -143,7 +143,10 @@ export interface QuotaSql {
   saveRule: string;
   /** $1 key. */
   deleteRule: string;
-  /** $1 client, $2 now (ms): the paths with a counter whose bucket has not ended. */
+  /**
+   * $1 client, $2 now (ms), $3 the path the chunk before ended at or null, $4 chunk: up to $4 of
+   * the paths after $3 (the table's order) with a counter whose bucket has not ended.
+   */
   usedPaths: string;
   /**
    * $1 client, $2 path or null for all, $3 chunk, $4..$6 the key (path, period, bucket start)
@@ -200,7 +203,9 @@ DELETE FROM ${table} WHERE ctid = ANY (ARRAY(
     listRules: `SELECT rule FROM ${rules} ORDER BY key`,
     saveRule: `INSERT INTO ${rules} (key, rule) VALUES ($1, $2::json) ON CONFLICT (key) DO UPDATE SET rule = EXCLUDED.rule`,
     deleteRule: `DELETE FROM ${rules} WHERE key = $1`,
-    usedPaths: `SELECT DISTINCT api_path FROM ${table} WHERE client_id = $1 AND bucket_end > $2`,
+    // In the primary key's order, after the chunk before: each chunk reads its part of the index only.
+    usedPaths: `SELECT DISTINCT api_path FROM ${table} WHERE client_id = $1 AND bucket_end > $2 AND ($3::text IS NULL OR api_path > $3::text)
+  ORDER BY api_path LIMIT $4`,
     // After the key the chunk before ended at, so no chunk walks the index entries of the rows
     // deleted before it; the rows picked are locked (a call charging one is waited for) and
     // deleted by their row version.

@@ -81,8 +81,8 @@ export interface PostgresQuotaStore extends QuotaStore {
 
 /** Names this store in a StoreFailedError for an answer it cannot read. */
 const STORE = 'quota store (postgres)';
-/** Counters one round trip of a usage reset deletes: well under a second of PostgreSQL's time. */
-const RESET_CHUNK = 10_000;
+/** Counters one round trip of a usage reset deletes, and paths one round trip of a listing reads: well under a second of PostgreSQL's time. */
+const CHUNK_ROWS = 10_000;
 
 function toNumber(value: unknown): number {
   const n = typeof value === 'number' ? value : Number(value);
@@ -270,9 +270,17 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
     migrate,
     history: createPostgresHistoryStore({ pool, schema: schemaName, ready: ensureReady }),
     usage: {
-      async paths(clientId, now) {
+      async paths(clientId, now, call) {
         await ensureReady();
-        return (await pool.query(sql.usedPaths, [clientId, now])).rows.map((row) => String(row.api_path));
+        // A chunk at a time, as for a reset: one statement over millions of counters could
+        // outlast the pool's query_timeout.
+        const paths: string[] = [];
+        for (;;) {
+          const { rows } = await pool.query(sql.usedPaths, [clientId, now, paths.at(-1) ?? null, CHUNK_ROWS]);
+          call?.answered?.();
+          for (const row of rows) paths.push(String(row.api_path));
+          if (rows.length < CHUNK_ROWS) return paths;
+        }
       },
       async reset(clientId, apiPath, call) {
         await ensureReady();
@@ -282,10 +290,10 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
         const paths = new Set<string>();
         let after: unknown[] = [null, null, null];
         for (;;) {
-          const row = (await pool.query(sql.resetUsage, [clientId, apiPath ?? null, RESET_CHUNK, ...after])).rows[0];
+          const row = (await pool.query(sql.resetUsage, [clientId, apiPath ?? null, CHUNK_ROWS, ...after])).rows[0];
           call?.answered?.();
           for (const path of (row?.paths ?? []) as string[]) paths.add(path);
-          if (toNumber(row?.picked) < RESET_CHUNK) return paths.size;
+          if (toNumber(row?.picked) < CHUNK_ROWS) return paths.size;
           after = [row!.last_path, row!.last_period, row!.last_start];
         }
       },

@@ -78,6 +78,11 @@ export class PlatformError extends Error {
   }
 }
 
+/** `field: message; field: message`, as a ConfigurationError's message lists its issues. */
+export function issuesText(issues: readonly FieldIssue[]): string {
+  return issues.map((issue) => `${issue.field}: ${issue.message}`).join('; ');
+}
+
 /**
  * A bad option, client record or argument. `field` names what is wrong (`oauth.clients[0].secretHash`,
  * `redirectUris[0]`), and the message names every problem found at once.
@@ -92,11 +97,6 @@ export class PlatformError extends Error {
  *   if (error instanceof ConfigurationError) console.error(error.code, error.field); // invalid_option courier.timeoutMs
  * }
  */
-/** `field: message; field: message`, as a ConfigurationError's message lists its issues. */
-export function issuesText(issues: readonly FieldIssue[]): string {
-  return issues.map((issue) => `${issue.field}: ${issue.message}`).join('; ');
-}
-
 export class ConfigurationError extends TypeError {
   readonly code: ConfigurationErrorCode;
   /** The first offending field; the message lists all of them. */

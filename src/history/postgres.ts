@@ -83,7 +83,7 @@ WHERE client_id = $1 AND step = $2 AND bucket_start >= $3 AND bucket_start < $4 
       await ready();
       // READ_SLICE buckets a statement: an application's users can make its endpoints a thousand
       // an hour (docs/operator.md#usage-history), and 41 days of them in one statement (a million
-      // rows, 2.9 s) could outlast the pool's query_timeout (docs/deployment.md) when a few reads
+      // rows, seconds on a busy server) could outlast the pool's query_timeout (docs/deployment.md) when a few reads
       // run at once.
       const points: HistoryPoint[] = [];
       for (let start = from; start < to; start += READ_SLICE * stepMs(step)) {

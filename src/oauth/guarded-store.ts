@@ -35,7 +35,7 @@ export function guardedStore(inner: OAuthStore, guard: StoreGuard): StoreLayer {
     getClient: (clientId) => run(() => inner.getClient(clientId)),
     saveClient: (client) => run(() => inner.saveClient(client)),
     listClients: (page) => run(() => inner.listClients(page)),
-    // Many round trips on Redis, each told to the guard: a long deletion is not an outage.
+    // Many round trips (a SCAN on Redis, chunks on PostgreSQL), each told to the guard: a long deletion is not an outage.
     deleteClient: (clientId) => guard.run((call) => Promise.resolve(inner.deleteClient(clientId, call))),
     saveCode: (code) => run(() => inner.saveCode(code)),
     findCode: (ref) => run(() => inner.findCode(ref)),

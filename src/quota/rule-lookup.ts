@@ -5,9 +5,10 @@
  * path for `quota.ruleCache.ttlMs`, so the source is not asked on every guarded call; calls that
  * miss the same pair at once share one question, asked through the store guard (its deadline and
  * outage log: a failing source is a store outage like any other). An invalid rule in an answer
- * (stored before the bounds of this version, or written around the admin API) is not an outage:
- * the source answered. Its calls are answered as when the source fails (docs/quota.md#rules-kept-in-a-store),
- * the refusal is kept like an answer, and the log names the rule once an hour.
+ * (stored under wider bounds than these, or written around the admin API) is not an outage: the
+ * source answered. Its calls are answered as when the source fails
+ * (docs/quota.md#rules-from-your-database), the refusal is kept like an answer, and the log names
+ * the rule once an hour.
  */
 import { ConfigurationError, issuesText } from '../core/errors.js';
 import { isThenable } from '../core/maybe-promise.js';

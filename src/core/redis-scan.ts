@@ -4,7 +4,7 @@
  * hot path.
  */
 import { configurationError } from './errors.js';
-import type { StoreCall } from './store-guard.js';
+import { roundTripAnswered, type StoreCall } from './store-guard.js';
 
 /** What a scan needs beyond the stores' RedisLike: an ioredis Redis or Cluster has it. */
 interface ScanningClient {
@@ -24,7 +24,7 @@ export function globEscape(text: string): string {
  * millions of keys that is thousands of round trips and seconds, each round trip told to `call`
  * so that its deadline is the round trip's.
  */
-export async function scanKeyPages(client: unknown, pattern: string, call: Pick<StoreCall, 'answered'> | undefined, visit: (keys: string[]) => void | Promise<void>): Promise<void> {
+export async function scanKeyPages(client: unknown, pattern: string, call: Pick<StoreCall, 'answered' | 'settled'> | undefined, visit: (keys: string[]) => void | Promise<void>): Promise<void> {
   const scanning = client as ScanningClient;
   const nodes = typeof scanning.nodes === 'function' ? scanning.nodes('master') : [scanning];
   for (const node of nodes) {
@@ -32,7 +32,7 @@ export async function scanKeyPages(client: unknown, pattern: string, call: Pick<
     let cursor = '0';
     do {
       const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      call?.answered?.();
+      roundTripAnswered(call);
       if (found.length > 0) await visit(found);
       cursor = next;
     } while (cursor !== '0');
@@ -40,7 +40,7 @@ export async function scanKeyPages(client: unknown, pattern: string, call: Pick<
 }
 
 /** Every key matching `pattern` (scanKeyPages), in one list. */
-export async function scanKeys(client: unknown, pattern: string, call?: Pick<StoreCall, 'answered'>): Promise<string[]> {
+export async function scanKeys(client: unknown, pattern: string, call?: Pick<StoreCall, 'answered' | 'settled'>): Promise<string[]> {
   const keys: string[] = [];
   await scanKeyPages(client, pattern, call, (found) => {
     keys.push(...found);

@@ -65,8 +65,24 @@ export interface StoreCall {
    * StoreCall made elsewhere, a test's, still type-checks; the guard's always has it.)
    */
   answered?(): void;
+  /**
+   * True once the guard has answered the call's caller (a failure at its deadline, say): a call of
+   * many round trips stops at the next one, as nobody waits for the rest. (Optional, as `answered`.)
+   */
+  readonly settled?: boolean;
   /** True while the store is known to be failing: then the call should not wait for a connection. */
   readonly failing: boolean;
+}
+
+/**
+ * For a store call of many round trips, after each is answered: tells the guard (its deadline is
+ * the round trip's), and stops the call, throwing, once the guard has answered its caller, so a
+ * walk nobody waits for any more does not go on working the store. A deletion stopped so leaves
+ * what it has not reached, to be finished by a retry (docs/stores.md#deadlines-and-outages).
+ */
+export function roundTripAnswered(call: Pick<StoreCall, 'answered' | 'settled'> | undefined): void {
+  call?.answered?.();
+  if (call?.settled) throw new Error('stopped: the store guard already answered this call');
 }
 
 export interface StoreGuard {
@@ -212,6 +228,9 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
           // No longer late; the timer set for the last round trip judges this one's deadline from here.
           late.delete(expire);
           sentAt = answeredAt;
+        },
+        get settled() {
+          return settled;
         },
         get failing() {
           return outage !== undefined;

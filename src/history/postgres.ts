@@ -7,11 +7,12 @@
  * with one DELETE, at most once an hour per process, after a flush.
  */
 import type { PgPoolLike } from '../core/store-clients.js';
+import { roundTripAnswered } from '../core/store-guard.js';
 import { keptFrom, pointsOf, stepMs, type HistoryPoint, type HistoryStep, type UsageHistoryStore } from './types.js';
 
 export const DEFAULT_HISTORY_TABLE = 'courier_usage_history';
-/** Buckets one statement of a read covers: a week of hours. */
-const READ_SLICE = 168;
+/** Buckets one statement of a read covers: a day of hours. */
+const READ_SLICE = 24;
 
 export interface PostgresHistoryStoreOptions {
   pool: PgPoolLike;
@@ -83,13 +84,14 @@ WHERE client_id = $1 AND step = $2 AND bucket_start >= $3 AND bucket_start < $4 
       await ready();
       // READ_SLICE buckets a statement: an application's users can make its endpoints a thousand
       // an hour (docs/operator.md#usage-history), and 41 days of them in one statement (a million
-      // rows, seconds on a busy server) could outlast the pool's query_timeout (docs/deployment.md) when a few reads
-      // run at once.
+      // rows) could outlast the pool's query_timeout (docs/deployment.md), which counts the time
+      // this process takes to read the rows, when a few reads run at once. Between statements
+      // the process serves other requests.
       const points: HistoryPoint[] = [];
       for (let start = from; start < to; start += READ_SLICE * stepMs(step)) {
         const end = Math.min(to, start + READ_SLICE * stepMs(step));
         const { rows } = await pool.query(select, [clientId, step satisfies HistoryStep, start, end, apiPath ?? null]);
-        call?.answered?.();
+        roundTripAnswered(call);
         for (const row of rows) points.push({ apiPath: String(row.api_path), step, start: number(row.bucket_start), admitted: number(row.admitted), rejected: number(row.rejected) });
       }
       return points;

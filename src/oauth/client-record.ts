@@ -136,12 +136,12 @@ export function checkClientRecord(record: unknown): OAuthClientRecord {
 }
 
 /**
- * A client record as a store read it back (JSON text, or what its driver parsed), undefined when
- * it is not one: written around the admin API, or damaged. Such a record is no client (a token
+ * A client record as a store read it back (JSON text, or what its driver parsed) under `id`,
+ * undefined when it is not one: written around the admin API, or damaged. Such a record is no client (a token
  * request is `invalid_client`, the admin API leaves it out and can delete it), never a store
  * failure: the store answered, and an outage would stop every client (docs/operator.md#applications).
  */
-export function storedClientRecord(stored: unknown): OAuthClientRecord | undefined {
+export function storedClientRecord(stored: unknown, id: string): OAuthClientRecord | undefined {
   let value = stored;
   if (typeof stored === 'string') {
     try {
@@ -150,7 +150,8 @@ export function storedClientRecord(stored: unknown): OAuthClientRecord | undefin
       return undefined;
     }
   }
-  return clientRecordSchema.safeParse(value).success ? (value as OAuthClientRecord) : undefined;
+  // A record filed under another id is damaged too: changing it would save it under its own.
+  return clientRecordSchema.safeParse(value).success && (value as OAuthClientRecord).id === id ? (value as OAuthClientRecord) : undefined;
 }
 
 /**

@@ -66,15 +66,21 @@ describeRedis('damaged records in a Redis store', () => {
     const clients = `${prefix}:oauth:clients`;
     await client.hset(clients, 'app_damaged000000001', '{"id":"app_damaged000000001","name":');
     await client.hset(clients, 'app_damaged000000002', 'null');
-    for (const id of ['app_damaged000000001', 'app_damaged000000002']) {
+    // A whole record, filed under another id than its own.
+    const registered = await h.http().post('/admin/clients').set(OPERATOR).send({ name: 'Filed elsewhere', redirectUris: ['http://127.0.0.1:9/cb'] });
+    const own = registered.body.data.client.id as string;
+    await client.hset(clients, 'app_damaged000000003', (await client.hget(clients, own))!);
+    await client.hdel(clients, own);
+    for (const id of ['app_damaged000000001', 'app_damaged000000002', 'app_damaged000000003']) {
       const token = await h.http().post('/oauth/token').type('form').auth(id, 'a-secret').send({ grant_type: 'client_credentials' });
       expect([token.status, token.body.error]).toEqual([401, 'invalid_client']);
       expect((await h.http().get(`/admin/clients/${id}`).set(OPERATOR)).status).toBe(404);
     }
     const listed = await h.http().get('/admin/clients').set(OPERATOR);
     expect(listed.status, listed.text).toBe(200);
-    expect(listed.body.data.map((c: { id: string }) => c.id)).not.toContain('app_damaged000000001');
-    for (const id of ['app_damaged000000001', 'app_damaged000000002']) {
+    expect(listed.body.data.map((c: { id: string }) => c.id).filter((id: string) => id.startsWith('app_damaged') || id === own)).toEqual([]);
+    expect((await h.http().patch('/admin/clients/app_damaged000000003').set(OPERATOR).send({ name: 'x' })).status).toBe(404);
+    for (const id of ['app_damaged000000001', 'app_damaged000000002', 'app_damaged000000003']) {
       const deleted = await h.http().delete(`/admin/clients/${id}`).set(OPERATOR);
       expect([deleted.status, deleted.body.data?.deleted]).toEqual([200, true]);
       expect(await client.hexists(clients, id)).toBe(0);

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { StoreUnavailableError } from '../../src/core/errors.js';
 import { StoreBusyError, StoreFailedError, StoreTimeoutError } from '../../src/core/store-errors.js';
-import { createStoreGuard, LATE_LIMIT, RELAPSE_WINDOW_MS } from '../../src/core/store-guard.js';
+import { createStoreGuard, LATE_LIMIT, RELAPSE_WINDOW_MS, roundTripAnswered } from '../../src/core/store-guard.js';
 import { createStoreLane, MAX_WAITING } from '../../src/core/store-lane.js';
 import { capturingLogger } from '../support/logger.js';
 
@@ -107,6 +107,22 @@ describe('store guard', () => {
     expect(await stalled.catch((e: unknown) => e)).toBeInstanceOf(StoreTimeoutError);
     expect(performance.now() - started).toBeGreaterThanOrEqual(20 + 95);
     expect(guard.degraded).toBe(true);
+  });
+
+  it('a call of many round trips stops at the next one once the guard has answered its caller: nobody waits for the rest', async () => {
+    const { guard } = setup(20);
+    let trips = 0;
+    const walk = guard.ask(async (call) => {
+      for (;;) {
+        // The third round trip stalls past the deadline, then is answered.
+        await after(trips === 2 ? 120 : 5);
+        trips++;
+        roundTripAnswered(call);
+      }
+    });
+    expect(await walk.catch((e: unknown) => e)).toBeInstanceOf(StoreTimeoutError);
+    await after(100);
+    expect(trips).toBe(3);
   });
 
   it('an outage fails the late calls at once', async () => {

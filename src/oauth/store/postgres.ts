@@ -40,6 +40,7 @@ import { migrateOnce, migrationLockSql } from '../../core/pg-migration.js';
 import { checkClientRecord, storedClientRecord } from '../client-record.js';
 import { pgConnection, type StoreConnection } from '../../core/store-connection.js';
 import type { PgQueryable } from '../../core/store-clients.js';
+import { roundTripAnswered } from '../../core/store-guard.js';
 import {
   accessView,
   checkGrantId,
@@ -219,7 +220,7 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
     async getClient(clientId) {
       const { rows } = await query<RecordRow>(sql.getClient, [clientId]);
       const row = rows[0];
-      return row && storedClientRecord(row.record);
+      return row && storedClientRecord(row.record, clientId);
     },
 
     async saveClient(client) {
@@ -235,7 +236,7 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
         const wanted = page.limit === undefined ? null : page.limit - records.length;
         const { rows } = await query<RecordRow & { id: string }>(sql.listClients, [after, page.status ?? null, wanted]);
         for (const row of rows) {
-          const record = storedClientRecord(row.record);
+          const record = storedClientRecord(row.record, row.id);
           if (record) records.push(record);
         }
         if (wanted === null || rows.length < wanted || records.length === page.limit) return records;
@@ -250,7 +251,7 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
       // statement was deleting at the same time comes back short with rows still to go. The
       // record last, so that a deletion that fails part way leaves the client to delete again.
       for (const statement of [sql.deleteClientGrants, sql.deleteClientConsents]) {
-        while (((await query(statement, [clientId, DELETE_CHUNK])).rowCount ?? 0) > 0) call?.answered?.();
+        while (((await query(statement, [clientId, DELETE_CHUNK])).rowCount ?? 0) > 0) roundTripAnswered(call);
       }
       const { rowCount } = await query(sql.deleteClient, [clientId]);
       return (rowCount ?? 0) > 0;

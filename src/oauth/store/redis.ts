@@ -40,6 +40,7 @@ import { clientPage } from './client-page.js';
 import type { RedisLike } from '../../core/store-clients.js';
 import { redisConnection, type StoreConnection } from '../../core/store-connection.js';
 import { globEscape, scanKeys } from '../../core/redis-scan.js';
+import { roundTripAnswered } from '../../core/store-guard.js';
 import {
   accessView,
   checkGrantId,
@@ -191,7 +192,7 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
 
     async getClient(clientId) {
       const [json] = await client.hmget(keys.clients, clientId);
-      return json === null || json === undefined ? undefined : storedClientRecord(json);
+      return json === null || json === undefined ? undefined : storedClientRecord(json, clientId);
     },
 
     async saveClient(candidate) {
@@ -201,7 +202,7 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
 
     // One hash holds every client (applications, not users: a few thousand at most), read whole.
     async listClients(page) {
-      const records = Object.values(await client.hgetall(keys.clients)).map(storedClientRecord);
+      const records = Object.entries(await client.hgetall(keys.clients)).map(([id, json]) => storedClientRecord(json, id));
       return clientPage(records.filter((record) => record !== undefined), page);
     },
 
@@ -210,7 +211,7 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
       // nothing else is keyed by client. A client's own grants (client_credentials) are not
       // indexed; they die with their one access token. Every round trip is told to `call`. The
       // record last, so that a deletion that fails part way leaves the client to delete again.
-      const step = <T>(answer: Promise<T>) => answer.then((value) => (call?.answered?.(), value));
+      const step = <T>(answer: Promise<T>) => answer.then((value) => (roundTripAnswered(call), value));
       const ofClient = `:${globEscape(encodeURIComponent(clientId))}`;
       for (const index of await scanKeys(client, `${globEscape(`${prefix}grants:`)}*${ofClient}`, call)) {
         const grantIds = (await step(run(INDEX_MEMBERS, [index], []))) as string[];

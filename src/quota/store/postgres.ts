@@ -19,7 +19,7 @@ import type { PgPoolLike } from '../../core/store-clients.js';
 import { StoreFailedError } from '../../core/store-errors.js';
 import { createPostgresHistoryStore, historyMigrationSql } from '../../history/postgres.js';
 import { pgConnection, type StoreConnection } from '../../core/store-connection.js';
-import type { StoreCall } from '../../core/store-guard.js';
+import { roundTripAnswered, type StoreCall } from '../../core/store-guard.js';
 import { batcher, type Batch } from './batches.js';
 import { DEFAULT_SCHEMA, DEFAULT_TABLE, quotaSql } from './postgres-sql.js';
 import type { MatchedRules } from '../rules.js';
@@ -277,7 +277,7 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
         const paths: string[] = [];
         for (;;) {
           const { rows } = await pool.query(sql.usedPaths, [clientId, now, paths.at(-1) ?? null, CHUNK_ROWS]);
-          call?.answered?.();
+          roundTripAnswered(call);
           for (const row of rows) paths.push(String(row.api_path));
           if (rows.length < CHUNK_ROWS) return paths;
         }
@@ -291,7 +291,7 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
         let after: unknown[] = [null, null, null];
         for (;;) {
           const row = (await pool.query(sql.resetUsage, [clientId, apiPath ?? null, CHUNK_ROWS, ...after])).rows[0];
-          call?.answered?.();
+          roundTripAnswered(call);
           for (const path of (row?.paths ?? []) as string[]) paths.add(path);
           if (toNumber(row?.picked) < CHUNK_ROWS) return paths.size;
           after = [row!.last_path, row!.last_period, row!.last_start];

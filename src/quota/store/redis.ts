@@ -20,7 +20,7 @@ import { PairCache } from '../../core/cache.js';
 import { globEscape, scanKeyPages } from '../../core/redis-scan.js';
 import type { RedisLike } from '../../core/store-clients.js';
 import { StoreFailedError } from '../../core/store-errors.js';
-import type { StoreCall } from '../../core/store-guard.js';
+import { roundTripAnswered, type StoreCall } from '../../core/store-guard.js';
 import { createRedisHistoryStore } from '../../history/redis.js';
 import { redisConnection, type StoreConnection } from '../../core/store-connection.js';
 import { scriptRunner } from './redis-script.js';
@@ -160,7 +160,7 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
         await clientKeyPages(clientId, call, async (keys) => {
           const gone = keys.filter((key) => apiPath === undefined || pathOf(key, clientId) === apiPath);
           await Promise.all(gone.map(del));
-          call?.answered?.();
+          roundTripAnswered(call);
           for (const key of gone) paths.add(pathOf(key, clientId));
         });
         return paths.size;

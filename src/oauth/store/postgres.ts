@@ -37,10 +37,8 @@
 import { systemClock, type Clock } from '../../core/clock.js';
 import { configurationError } from '../../core/errors.js';
 import { migrateOnce, migrationLockSql } from '../../core/pg-migration.js';
-import { checkClientRecord, storedClientRecord } from '../client-record.js';
 import { pgConnection, type StoreConnection } from '../../core/store-connection.js';
 import type { PgQueryable } from '../../core/store-clients.js';
-import { roundTripAnswered } from '../../core/store-guard.js';
 import {
   accessView,
   checkGrantId,
@@ -52,8 +50,9 @@ import {
   type StoredAccessToken,
   type StoredGrant,
 } from './grant-record.js';
+import { DELETE_CHUNK, postgresClients } from './postgres-clients.js';
 import { failureWindowStatements, statements } from './postgres-sql.js';
-import type { AuthorizationCodeRecord, NewTokens, OAuthClientRecord, OAuthStore, TokenRef } from './types.js';
+import type { AuthorizationCodeRecord, NewTokens, OAuthStore, TokenRef } from './types.js';
 
 export interface PostgresOAuthStoreOptions {
   /** A `pg.Pool` (or anything `PgQueryable`). The store never ends it. */
@@ -96,8 +95,6 @@ export interface PostgresOAuthStore extends OAuthStore {
   deleteExpired(): Promise<number>;
 }
 
-/** Rows of a table one round trip of a client's deletion or of the clean-up removes: about 50 ms of PostgreSQL's time, well within any deadline. */
-const DELETE_CHUNK = 10_000;
 const SWEEP_INTERVAL_MS = 60_000;
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]*$/;
 
@@ -217,45 +214,7 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
 
     deleteExpired,
 
-    async getClient(clientId) {
-      const { rows } = await query<RecordRow>(sql.getClient, [clientId]);
-      const row = rows[0];
-      return row && storedClientRecord(row.record, clientId);
-    },
-
-    async saveClient(client) {
-      const record = checkClientRecord(client);
-      await query(sql.saveClient, [record.id, JSON.stringify(record)]);
-    },
-
-    async listClients(page = {}) {
-      // A record that is not a client's is left out (storedClientRecord), and the page filled from the clients after it.
-      const records: OAuthClientRecord[] = [];
-      let after = page.after ?? null;
-      for (;;) {
-        const wanted = page.limit === undefined ? null : page.limit - records.length;
-        const { rows } = await query<RecordRow & { id: string }>(sql.listClients, [after, page.status ?? null, wanted]);
-        for (const row of rows) {
-          const record = storedClientRecord(row.record, row.id);
-          if (record) records.push(record);
-        }
-        if (wanted === null || rows.length < wanted || records.length === page.limit) return records;
-        after = rows.at(-1)!.id;
-      }
-    },
-
-    async deleteClient(clientId, call) {
-      // Its grants and consents a chunk at a time, each round trip told to `call`: a client of a
-      // million users takes seconds to delete, which in one statement would look like a silent
-      // store (docs/stores.md#deadlines-and-outages). Until a chunk finds none: one that another
-      // statement was deleting at the same time comes back short with rows still to go. The
-      // record last, so that a deletion that fails part way leaves the client to delete again.
-      for (const statement of [sql.deleteClientGrants, sql.deleteClientConsents]) {
-        while (((await query(statement, [clientId, DELETE_CHUNK])).rowCount ?? 0) > 0) roundTripAnswered(call);
-      }
-      const { rowCount } = await query(sql.deleteClient, [clientId]);
-      return (rowCount ?? 0) > 0;
-    },
+    ...postgresClients(query, sql),
 
     async saveCode(code) {
       checkGrantId(code.ref.grantId);

@@ -19,9 +19,10 @@ import type { PgPoolLike } from '../../core/store-clients.js';
 import { StoreFailedError } from '../../core/store-errors.js';
 import { createPostgresHistoryStore, historyMigrationSql } from '../../history/postgres.js';
 import { pgConnection, type StoreConnection } from '../../core/store-connection.js';
-import { roundTripAnswered, type StoreCall } from '../../core/store-guard.js';
+import type { StoreCall } from '../../core/store-guard.js';
 import { batcher, type Batch } from './batches.js';
 import { DEFAULT_SCHEMA, DEFAULT_TABLE, quotaSql } from './postgres-sql.js';
+import { postgresUsage } from './postgres-usage.js';
 import type { MatchedRules } from '../rules.js';
 import { checkConsumeRequest, QUOTA_STORE_NAME, ruleKey, storedRule, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaStore } from './types.js';
 
@@ -81,8 +82,6 @@ export interface PostgresQuotaStore extends QuotaStore {
 
 /** Names this store in a StoreFailedError for an answer it cannot read. */
 const STORE = 'quota store (postgres)';
-/** Counters one round trip of a usage reset deletes, and paths one round trip of a listing reads: well under a second of PostgreSQL's time. */
-const CHUNK_ROWS = 10_000;
 
 function toNumber(value: unknown): number {
   const n = typeof value === 'number' ? value : Number(value);
@@ -269,35 +268,7 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
     prepare: ensureReady,
     migrate,
     history: createPostgresHistoryStore({ pool, schema: schemaName, ready: ensureReady }),
-    usage: {
-      async paths(clientId, now, call) {
-        await ensureReady();
-        // A chunk at a time, as for a reset: one statement over millions of counters could
-        // outlast the pool's query_timeout.
-        const paths: string[] = [];
-        for (;;) {
-          const { rows } = await pool.query(sql.usedPaths, [clientId, now, paths.at(-1) ?? null, CHUNK_ROWS]);
-          roundTripAnswered(call);
-          for (const row of rows) paths.push(String(row.api_path));
-          if (rows.length < CHUNK_ROWS) return paths;
-        }
-      },
-      async reset(clientId, apiPath, call) {
-        await ensureReady();
-        // A chunk at a time, each round trip told to `call`: an application's users can make its
-        // counters millions (docs/quota.md), and one statement deleting them all would outlast
-        // the pool's query_timeout (docs/deployment.md). Until a chunk picks fewer than it may.
-        const paths = new Set<string>();
-        let after: unknown[] = [null, null, null];
-        for (;;) {
-          const row = (await pool.query(sql.resetUsage, [clientId, apiPath ?? null, CHUNK_ROWS, ...after])).rows[0];
-          roundTripAnswered(call);
-          for (const path of (row?.paths ?? []) as string[]) paths.add(path);
-          if (toNumber(row?.picked) < CHUNK_ROWS) return paths.size;
-          after = [row!.last_path, row!.last_period, row!.last_start];
-        }
-      },
-    },
+    usage: postgresUsage(pool, sql, ensureReady),
     rules: {
       inProcess: false,
       async findRules(clientId, apiPath) {

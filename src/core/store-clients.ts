@@ -5,6 +5,14 @@
  * dependencies: nothing here imports them.
  */
 
+/**
+ * Rows one statement of a long PostgreSQL operation touches (a client's deletion, a usage reset
+ * or listing, the OAuth store's clean-up): about 50 ms of the server's time, well within any
+ * store deadline, where one statement over millions of rows could outlast the pool's
+ * query_timeout (docs/deployment.md) and be taken for an outage.
+ */
+export const PG_CHUNK_ROWS = 10_000;
+
 /** The Redis commands the stores send: an ioredis `Redis` or `Cluster`. */
 export interface RedisLike {
   get(key: string): Promise<string | null>;

@@ -3,13 +3,11 @@
  * back through storedClientRecord, so a row that is not a client's is no client; a deletion takes
  * the client's grants and consents a chunk at a time and its row last.
  */
+import { PG_CHUNK_ROWS } from '../../core/store-clients.js';
 import { roundTripAnswered, type StoreCall } from '../../core/store-guard.js';
 import { checkClientRecord, storedClientRecord } from '../client-record.js';
 import type { statements } from './postgres-sql.js';
 import type { OAuthClientRecord, OAuthStore } from './types.js';
-
-/** Rows of a table one round trip of a client's deletion, or of the store's clean-up, removes: about 50 ms of PostgreSQL's time, well within any deadline. */
-export const DELETE_CHUNK = 10_000;
 
 type Query = <T>(text: string, values: unknown[]) => Promise<{ rows: T[]; rowCount: number | null }>;
 
@@ -54,7 +52,7 @@ export function postgresClients(query: Query, sql: ReturnType<typeof statements>
       // statement was deleting at the same time comes back short with rows still to go. The
       // record last, so that a deletion that fails part way leaves the client to delete again.
       for (const statement of [sql.deleteClientGrants, sql.deleteClientConsents]) {
-        while (((await query(statement, [clientId, DELETE_CHUNK])).rowCount ?? 0) > 0) roundTripAnswered(call);
+        while (((await query(statement, [clientId, PG_CHUNK_ROWS])).rowCount ?? 0) > 0) roundTripAnswered(call);
       }
       const { rowCount } = await query(sql.deleteClient, [clientId]);
       return (rowCount ?? 0) > 0;

@@ -38,7 +38,7 @@ import { systemClock, type Clock } from '../../core/clock.js';
 import { configurationError } from '../../core/errors.js';
 import { migrateOnce, migrationLockSql } from '../../core/pg-migration.js';
 import { pgConnection, type StoreConnection } from '../../core/store-connection.js';
-import type { PgQueryable } from '../../core/store-clients.js';
+import { PG_CHUNK_ROWS, type PgQueryable } from '../../core/store-clients.js';
 import {
   accessView,
   checkGrantId,
@@ -50,7 +50,7 @@ import {
   type StoredAccessToken,
   type StoredGrant,
 } from './grant-record.js';
-import { DELETE_CHUNK, postgresClients } from './postgres-clients.js';
+import { postgresClients } from './postgres-clients.js';
 import { failureWindowStatements, statements } from './postgres-sql.js';
 import type { AuthorizationCodeRecord, NewTokens, OAuthStore, TokenRef } from './types.js';
 
@@ -166,7 +166,7 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
   }
 
   /**
-   * Up to DELETE_CHUNK rows of each table a statement, until one deletes fewer: the clean-up takes
+   * Up to PG_CHUNK_ROWS rows of each table a statement, until one deletes fewer: the clean-up takes
    * a connection outside the local queue (docs/stores.md#the-local-queue), so it holds one for
    * about 50 ms at a time however much expired since the last, rather than seconds at once.
    */
@@ -174,9 +174,9 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
     const at = now();
     let deleted = 0;
     for (;;) {
-      const { rows } = await query<{ deleted: number; most: number }>(sql.deleteExpired, [new Date(at), at, DELETE_CHUNK]);
+      const { rows } = await query<{ deleted: number; most: number }>(sql.deleteExpired, [new Date(at), at, PG_CHUNK_ROWS]);
       deleted += rows[0]?.deleted ?? 0;
-      if ((rows[0]?.most ?? 0) < DELETE_CHUNK) return deleted;
+      if ((rows[0]?.most ?? 0) < PG_CHUNK_ROWS) return deleted;
     }
   }
 

@@ -5,13 +5,10 @@
  * millions (docs/quota.md), and one statement over them all could outlast the pool's
  * query_timeout (docs/deployment.md), which pg reports as a failure of the store.
  */
-import type { PgPoolLike } from '../../core/store-clients.js';
+import { PG_CHUNK_ROWS, type PgPoolLike } from '../../core/store-clients.js';
 import { roundTripAnswered } from '../../core/store-guard.js';
 import type { QuotaSql } from './postgres-sql.js';
 import type { QuotaUsageStore } from './types.js';
-
-/** Counters one round trip of a reset deletes, and paths one round trip of a listing reads: well under a second of PostgreSQL's time. */
-const CHUNK_ROWS = 10_000;
 
 export function postgresUsage(pool: PgPoolLike, sql: QuotaSql, ready: () => Promise<void>): QuotaUsageStore {
   return {
@@ -19,10 +16,10 @@ export function postgresUsage(pool: PgPoolLike, sql: QuotaSql, ready: () => Prom
       await ready();
       const paths: string[] = [];
       for (;;) {
-        const { rows } = await pool.query(sql.usedPaths, [clientId, now, paths.at(-1) ?? null, CHUNK_ROWS]);
+        const { rows } = await pool.query(sql.usedPaths, [clientId, now, paths.at(-1) ?? null, PG_CHUNK_ROWS]);
         roundTripAnswered(call);
         for (const row of rows) paths.push(String(row.api_path));
-        if (rows.length < CHUNK_ROWS) return paths;
+        if (rows.length < PG_CHUNK_ROWS) return paths;
       }
     },
     async reset(clientId, apiPath, call) {
@@ -31,10 +28,10 @@ export function postgresUsage(pool: PgPoolLike, sql: QuotaSql, ready: () => Prom
       const paths = new Set<string>();
       let after: unknown[] = [null, null, null];
       for (;;) {
-        const row = (await pool.query(sql.resetUsage, [clientId, apiPath ?? null, CHUNK_ROWS, ...after])).rows[0];
+        const row = (await pool.query(sql.resetUsage, [clientId, apiPath ?? null, PG_CHUNK_ROWS, ...after])).rows[0];
         roundTripAnswered(call);
         for (const path of (row?.paths ?? []) as string[]) paths.add(path);
-        if (Number(row?.picked ?? 0) < CHUNK_ROWS) return paths.size;
+        if (Number(row?.picked ?? 0) < PG_CHUNK_ROWS) return paths.size;
         after = [row!.last_path, row!.last_period, row!.last_start];
       }
     },

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { CONTROL_CHARACTERS_PROBLEM, NO_CONTROL_CHARACTERS } from '../core/control-characters.js';
 import { nonEmptyText } from '../core/option-schemas.js';
+import { storedJson } from '../core/stored-json.js';
 import { parseConfig } from '../core/validation.js';
 import { SUPPORTED_SCOPES } from './claims.js';
 import { secretHashProblem } from './client-secret.js';
@@ -142,14 +143,7 @@ export function checkClientRecord(record: unknown): OAuthClientRecord {
  * failure: the store answered, and an outage would stop every client (docs/operator.md#applications).
  */
 export function storedClientRecord(stored: unknown, id: string): OAuthClientRecord | undefined {
-  let value = stored;
-  if (typeof stored === 'string') {
-    try {
-      value = JSON.parse(stored);
-    } catch {
-      return undefined;
-    }
-  }
+  const value = storedJson(stored);
   // A record filed under another id is damaged too: changing it would save it under its own.
   return clientRecordSchema.safeParse(value).success && (value as OAuthClientRecord).id === id ? (value as OAuthClientRecord) : undefined;
 }

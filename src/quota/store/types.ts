@@ -8,6 +8,7 @@
 import { configurationError } from '../../core/errors.js';
 import type { UsageHistoryStore } from '../../history/types.js';
 import type { StoreConnection } from '../../core/store-connection.js';
+import { storedJson } from '../../core/stored-json.js';
 import type { StoreCall } from '../../core/store-guard.js';
 import type { QuotaPeriod } from '../periods.js';
 import { MAX_COST, MAX_LIMIT, type MatchedRules, type QuotaRule } from '../rules.js';
@@ -112,20 +113,8 @@ export interface QuotaUsageStore {
   reset(clientId: string, apiPath?: string, call?: StoreCall): Promise<number>;
 }
 
-/**
- * A rule as a store read it back: the parsed JSON, or the text itself when it is not JSON. What a
- * store holds may have been written around the admin API, so it is checked before any use (the
- * rule lookup refuses and logs what is not a rule; the admin API lists it as invalid): a
- * damaged rule is never taken for a failing store.
- */
-export function storedRule(value: unknown): QuotaRule {
-  if (typeof value !== 'string') return value as QuotaRule;
-  try {
-    return JSON.parse(value) as QuotaRule;
-  } catch {
-    return value as unknown as QuotaRule;
-  }
-}
+/** A rule as a store read it back (storedJson): checked before any use, as it may not be one. */
+export const storedRule = (value: unknown): QuotaRule => storedJson(value) as QuotaRule;
 
 /** What names a rule: two rules with the same key cannot both apply. */
 export type QuotaRuleKey = Pick<QuotaRule, 'scope' | 'clientId' | 'apiPath'>;

@@ -8,9 +8,18 @@ import { okEnvelopeSchema } from '../core/envelope.js';
 import { ValidationError } from '../core/errors.js';
 import { jsonResponse, type PlatformResponse } from '../core/http.js';
 
-/** `limit`: a whole number from 1 to `max`, `fallback` when absent. */
+/**
+ * `limit`: a whole number from 1 to `max` in decimal digits, `fallback` when absent. Digits only:
+ * JavaScript's `Number` would also read `0x10`, `1e2` and ` 5 `.
+ */
 export const pageLimit = (fallback: number, max: number) =>
-  z.coerce.number().min(1).max(max).int().default(fallback).meta({ description: `Items a page, 1 to ${max}` });
+  z
+    .string()
+    .regex(/^\d+$/, { error: 'must be a whole number in decimal digits' })
+    .transform(Number)
+    .pipe(z.number().min(1).max(max))
+    .prefault(String(fallback))
+    .meta({ description: `Items a page, 1 to ${max}` });
 
 export const pageCursor = z.string().min(1).optional().meta({ description: 'The `next_cursor` of the page before; opaque' });
 

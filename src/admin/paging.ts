@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { okEnvelopeSchema } from '../core/envelope.js';
+import { NO_CONTROL_CHARACTERS } from '../core/control-characters.js';
 import { ValidationError } from '../core/errors.js';
 import { jsonResponse, type PlatformResponse } from '../core/http.js';
 
@@ -26,10 +27,13 @@ export const pageCursor = z.string().min(1).optional().meta({ description: 'The 
 /** The cursor naming `key` (a client id, an API path); opaque to callers, so its form may change. */
 export const cursorOf = (key: string): string => Buffer.from(key, 'utf8').toString('base64url');
 
-/** The key a cursor names; anything that is not a cursor's exact spelling is a 400 naming `cursor`. */
+/**
+ * The key a cursor names; anything that is not a cursor's exact spelling, or names a key no page
+ * can end on (control characters: no client id or API path has them), is a 400 naming `cursor`.
+ */
 export function afterOf(cursor: string): string {
   const key = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (key === '' || cursorOf(key) !== cursor) {
+  if (key === '' || cursorOf(key) !== cursor || !NO_CONTROL_CHARACTERS.test(key)) {
     throw new ValidationError([{ field: 'cursor', rule: 'cursor', message: 'is not a next_cursor this API gave' }]);
   }
   return key;

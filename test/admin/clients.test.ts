@@ -20,7 +20,7 @@ const REDIRECT = 'http://127.0.0.1:9/registered';
 function admin(host: TestHost) {
   const http = () => host.http();
   return {
-    list: (query: Record<string, string> = {}) => http().get(`/admin/clients?${new URLSearchParams(query)}`).set(OPERATOR),
+    list: (query: Record<string, string> | [string, string][] = {}) => http().get(`/admin/clients?${new URLSearchParams(query)}`).set(OPERATOR),
     get: (id: string) => http().get(`/admin/clients/${encodeURIComponent(id)}`).set(OPERATOR),
     register: (body: unknown) => http().post('/admin/clients').set(OPERATOR).send(body as object),
     patch: (id: string, body: unknown) => http().patch(`/admin/clients/${encodeURIComponent(id)}`).set(OPERATOR).send(body as object),
@@ -113,6 +113,11 @@ async function pagesThroughClients(host: TestHost): Promise<void> {
   const active = await allPages(host, { status: 'active', limit: '3' });
   expect(active.ids).toEqual(allIds.filter((id) => id !== registered[1]!.id));
   expect(active.pages.flat().every((client) => client.status === 'active')).toBe(true);
+
+  // A cursor spelled right but naming a NUL is the caller's mistake, not the store failing.
+  const forged = await admin(host).list({ cursor: 'AA' });
+  expect([forged.status, forged.body.data.errors[0].field]).toEqual([400, 'cursor']);
+  expect((await admin(host).list()).status).toBe(200);
 }
 
 describe.each(ADAPTER_NAMES)('admin clients on %s', (adapter) => {
@@ -147,9 +152,13 @@ describe.each(ADAPTER_NAMES)('admin clients on %s', (adapter) => {
     [{ limit: ' 5' }, 'limit'],
       [{ status: 'deleted' }, 'status'],
       [{ cursor: 'not a cursor!' }, 'cursor'],
+      // The exact spelling of a cursor, but of a NUL, which no id holds and PostgreSQL text cannot.
+      [{ cursor: 'AA' }, 'cursor'],
       [{ page: '2' }, 'page'],
+      [[['status', 'active'], ['status', 'suspended']], 'status'],
+      [[['limit', '1'], ['limit', '2']], 'limit'],
     ] as const) {
-      const res = await admin(host).list(query);
+      const res = await admin(host).list(query as Record<string, string> | [string, string][]);
       expect(res.status, JSON.stringify(query)).toBe(400);
       expect(res.body.data.errors[0].field).toBe(field);
     }

@@ -71,6 +71,7 @@ async function pagesThrough(h: QuotaHost, paths: string[]): Promise<void> {
     [{ limit: ' 5' }, 'limit'],
     [{ cursor: 'not a cursor!' }, 'cursor'],
     [{ cursor: `${first.body.next_cursor}=` }, 'cursor'],
+    [{ cursor: 'AA' }, 'cursor'],
     [{ page: '2' }, 'page'],
   ] as const) {
     const res = await usage(h, { client_id: CONFIDENTIAL.id, ...query });

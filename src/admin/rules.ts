@@ -12,8 +12,8 @@ import type { Logger } from '../core/logger.js';
 import type { StoreGuard } from '../core/store-guard.js';
 import { readBody } from '../core/body.js';
 import { parseWith } from '../core/validation.js';
-import { checkRule, quotaRuleSchema, resolveRule, unsatisfiable, type QuotaDefaults, type QuotaRule } from '../quota/rules.js';
-import { ruleKey, type QuotaRuleKey, type QuotaRuleStore } from '../quota/store/types.js';
+import { checkFiledRule, quotaRuleSchema, resolveRule, unsatisfiable, type QuotaDefaults, type QuotaRule } from '../quota/rules.js';
+import { ruleKey, type QuotaRuleKey, type QuotaRuleStore, type StoredRuleEntry } from '../quota/store/types.js';
 import type { AdminAccessCheck } from './access.js';
 import { adminRoute, parseQuery, queryId } from './route.js';
 
@@ -52,8 +52,8 @@ function inQueryTerms<T>(parse: () => T): T {
 export function clientRulesRemover(deps: Pick<RulesDeps, 'store' | 'storeGuard' | 'changed'>): (clientId: string) => Promise<number> {
   return async (clientId) => {
     const stored = <T>(work: () => Promise<T>) => deps.storeGuard.run(work);
-    const rules = (await stored(() => deps.store.listRules())).filter(namesRule).filter((rule) => rule.scope === 'client' && rule.clientId === clientId);
-    for (const rule of rules) await stored(() => deps.store.deleteRule(rule));
+    const rules = (await stored(() => deps.store.listRules())).filter(({ key }) => key.scope === 'client' && key.clientId === clientId);
+    for (const { key } of rules) await stored(() => deps.store.deleteRule(key));
     if (rules.length > 0) deps.changed();
     return rules.length;
   };
@@ -67,19 +67,19 @@ const ruleKeyQuery = z.strictObject({
 
 const ruleView = (rule: QuotaRule, source: 'options' | 'store') => ({ ...rule, source });
 
-/** A stored entry that names its rule (an object with a scope and a path), which is what can be listed and deleted. */
-const namesRule = (entry: unknown): entry is QuotaRule => isPlainObject(entry) && typeof entry.scope === 'string' && typeof entry.apiPath === 'string';
-
 /**
- * A stored rule as listed: with `invalid`, what is wrong with it, when the rule check refuses it
- * (written around this API): such a rule is not applied (docs/operator.md#quota-rules).
+ * A stored rule as listed, under the key it is filed under: with `invalid`, what is wrong with it,
+ * when the rule check refuses it (written around this API, under another rule's key, or no rule
+ * at all): such a rule is not applied (docs/operator.md#quota-rules).
  */
-function storedView(rule: QuotaRule) {
+function storedView({ key, rule }: StoredRuleEntry) {
+  const invalid = (why: string, fields = {}) => ({ ...fields, ...key, source: 'store' as const, invalid: why });
+  if (!isPlainObject(rule)) return invalid('must be an object');
   try {
-    checkRule(rule, '');
-    return ruleView(rule, 'store');
+    return ruleView(checkFiledRule(rule, key, ''), 'store');
   } catch (error) {
-    return { ...ruleView(rule, 'store'), invalid: error instanceof ConfigurationError ? issuesText(error.issues) : String(error) };
+    const { scope: _scope, clientId: _clientId, apiPath: _apiPath, ...limits } = rule;
+    return invalid(error instanceof ConfigurationError ? issuesText(error.issues) : String(error), limits);
   }
 }
 
@@ -103,7 +103,7 @@ export function ruleRoutes(basePath: string, access: AdminAccessCheck, deps: Rul
         const list = await stored(() => deps.store.listRules());
         const rules = [
           ...(deps.configured ?? []).map((rule) => ruleView(rule, 'options')),
-          ...list.filter(namesRule).filter((rule) => !configuredKeys.has(ruleKey(rule))).map(storedView),
+          ...list.filter(({ key }) => !configuredKeys.has(ruleKey(key))).map(storedView),
         ];
         return ok(rules);
       },

@@ -97,7 +97,7 @@ export function parseWith<T>(schema: z.ZodType<T>, input: unknown): T {
 }
 
 /** `quota` + `rules[0].clientId` is `quota.rules[0].clientId`. */
-function joinField(prefix: string, field: string): string {
+export function joinField(prefix: string, field: string): string {
   if (!prefix) return field || 'options';
   if (!field) return prefix;
   return field.startsWith('[') ? `${prefix}${field}` : `${prefix}.${field}`;

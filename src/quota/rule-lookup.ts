@@ -17,7 +17,7 @@ import { normalizeApiPath } from './api-path.js';
 import type { StoreGuard } from '../core/store-guard.js';
 import { asDependencyError, QuotaStoreError } from './errors.js';
 import type { QuotaConfig } from './options.js';
-import { checkRule, resolveRule, type MatchedRules, type ResolvedQuotaRule, type RuleSource } from './rules.js';
+import { checkFiledRule, resolveRule, type MatchedRules, type ResolvedQuotaRule, type RuleSource } from './rules.js';
 
 /** Raw paths, and client and path pairs of a static list, remembered at most. */
 const MAX_REMEMBERED = 10_000;
@@ -60,8 +60,8 @@ export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' 
     try {
       return resolveRule(
         {
-          ...(found.client ? { client: checkRule(found.client, `rule source (client rule of ${JSON.stringify(clientId)} for ${apiPath})`) } : {}),
-          ...(found.global ? { global: checkRule(found.global, `rule source (global rule for ${apiPath})`) } : {}),
+          ...(found.client !== undefined ? { client: checkFiledRule(found.client, { scope: 'client', clientId, apiPath }, `rule source (client rule of ${JSON.stringify(clientId)} for ${apiPath})`) } : {}),
+          ...(found.global !== undefined ? { global: checkFiledRule(found.global, { scope: 'global', apiPath }, `rule source (global rule for ${apiPath})`) } : {}),
         },
         apiPath,
         defaults,

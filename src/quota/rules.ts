@@ -7,8 +7,9 @@
  * that field; it is not inherited from the global rule. Limit 0 means unlimited.
  */
 import { z } from 'zod';
+import { configurationError } from '../core/errors.js';
 import { countOption } from '../core/option-schemas.js';
-import { parseConfig } from '../core/validation.js';
+import { joinField, parseConfig } from '../core/validation.js';
 import { hasDotSegment, readApiPath } from './api-path.js';
 import type { QuotaPeriod } from './periods.js';
 
@@ -158,6 +159,23 @@ export const quotaDefaultsSchema = z
  */
 export function checkRule(rule: unknown, where = 'quota rule'): QuotaRule {
   return parseConfig(quotaRuleSchema, rule, 'invalid_option', where);
+}
+
+/** What names a rule: two rules with the same key cannot both apply. */
+export type QuotaRuleKey = Pick<QuotaRule, 'scope' | 'clientId' | 'apiPath'>;
+
+const described = (key: QuotaRuleKey) => (key.scope === 'client' ? `the client rule of ${JSON.stringify(key.clientId)} for ${key.apiPath}` : `the global rule for ${key.apiPath}`);
+
+/**
+ * `checkRule` for a rule found under `key` (a source's answer for one client and path, a stored
+ * rule's key): one that names another client or path is refused too, so a rule never applies
+ * anywhere but where it is found and listed.
+ */
+export function checkFiledRule(rule: unknown, key: QuotaRuleKey, where: string): QuotaRule {
+  const checked = checkRule(rule, where);
+  const wrong = checked.scope !== key.scope ? 'scope' : checked.apiPath !== key.apiPath ? 'apiPath' : key.scope === 'client' && checked.clientId !== key.clientId ? 'clientId' : undefined;
+  if (wrong) throw configurationError('invalid_option', joinField(where, wrong), `names ${described(checked)}, not ${described(key)} where it is found`);
+  return checked;
 }
 
 /** The rule in force: client > global > system. A rule's missing fields take the defaults. */

@@ -1,9 +1,9 @@
 /**
  * Records written into a Redis around the admin API, or damaged (docs/operator.md#quota-rules,
  * docs/operator.md#applications): a rule or a client record that is not JSON, JSON `null` or a
- * number. None is a store outage, a 500 or a 503: a rule that is not one is not applied and is
- * listed as invalid where it names itself; a client record that is not one is no client, left out
- * of the listing, and deleted by id.
+ * number, or filed under another key than it names. None is a store outage, a 500 or a 503: a
+ * rule that is not one is not applied and is listed as invalid under its key; a client record
+ * that is not one is no client, left out of the listing, and deleted by id.
  */
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ import { createRedisQuotaStore } from '../../src/quota/index.js';
 import { ruleKey } from '../../src/quota/store/types.js';
 import { capturingLogger } from '../support/logger.js';
 import { describeRedis, redisUrl, uniqueName } from '../support/services.js';
-import { accessToken, closeHosts, CONFIDENTIAL, ORDERS, PING, ping, startHost } from '../http/quota-helpers.js';
+import { accessToken, closeHosts, CONFIDENTIAL, ORDERS, OTHER, PING, ping, startHost } from '../http/quota-helpers.js';
 
 const TOKEN = 'operator-token-0123456789abcdef0123456789';
 const OPERATOR = { authorization: `Bearer ${TOKEN}` };
@@ -53,12 +53,41 @@ describeRedis('damaged records in a Redis store', () => {
 
     const listed = await h.http().get('/admin/rules').set(OPERATOR);
     expect(listed.status, listed.text).toBe(200);
-    expect(listed.body.data.filter((rule: { source: string }) => rule.source === 'store')).toEqual([
-      { scope: 'global', apiPath: ORDERS, minute: 10, cost: 5000, source: 'store', invalid: 'cost: must be at most 1000' },
-    ]);
+    const stored = listed.body.data.filter((rule: { source: string }) => rule.source === 'store');
+    expect(stored).toHaveLength(4);
+    expect(stored).toEqual(
+      expect.arrayContaining([
+        { scope: 'global', apiPath: PING, source: 'store', invalid: 'must be an object' },
+        { scope: 'client', clientId: CONFIDENTIAL.id, apiPath: PING, source: 'store', invalid: 'must be an object' },
+        { scope: 'global', apiPath: '/openapi/v1/x', source: 'store', invalid: 'must be an object' },
+        { scope: 'global', apiPath: ORDERS, minute: 10, cost: 5000, source: 'store', invalid: 'cost: must be at most 1000' },
+      ]),
+    );
     // Deleted by the key it is stored under, as any rule.
     const removed = await h.http().delete(`/admin/rules?${new URLSearchParams({ scope: 'global', api_path: PING })}`).set(OPERATOR);
     expect(removed.status, removed.text).toBe(200);
+  });
+
+  it('a stored rule filed under one application but naming another applies to neither: listed under its key as invalid, deleted by it', async () => {
+    const { h, logger, outages } = await host();
+    const rules = `${prefix}:quota:rules`;
+    await client.del(rules);
+    // Filed as OTHER's rule for PING, naming CONFIDENTIAL, one call a minute.
+    await client.hset(rules, ruleKey({ scope: 'client', clientId: OTHER.id, apiPath: PING }), JSON.stringify({ scope: 'client', clientId: CONFIDENTIAL.id, apiPath: PING, minute: 1 }));
+    const [mine, theirs] = [(await accessToken(h, CONFIDENTIAL)).token, (await accessToken(h, OTHER)).token];
+    for (let i = 0; i < 3; i += 1) expect([(await ping(h, mine)).status, (await ping(h, theirs)).status]).toEqual([200, 200]);
+    expect(outages()).toEqual([]);
+    expect(logger.records.filter((r) => r.level === 'error').map((r) => r.message)).toEqual([
+      expect.stringContaining(`invalid rule, rule source (client rule of "${OTHER.id}" for ${PING}).clientId: names the client rule of "${CONFIDENTIAL.id}"`),
+    ]);
+
+    const listed = await h.http().get('/admin/rules').set(OPERATOR);
+    expect(listed.body.data.filter((rule: { source: string }) => rule.source === 'store')).toEqual([
+      { scope: 'client', clientId: OTHER.id, apiPath: PING, minute: 1, source: 'store', invalid: expect.stringMatching(/^clientId: names the client rule of "/) },
+    ]);
+    const removed = await h.http().delete(`/admin/rules?${new URLSearchParams({ scope: 'client', client_id: OTHER.id, api_path: PING })}`).set(OPERATOR);
+    expect(removed.status, removed.text).toBe(200);
+    expect(await client.hlen(rules)).toBe(0);
   });
 
   it('a client record that is not JSON, or not a client, is no client: invalid_client, left out of the listing, deleted by id; no outage, no 500', async () => {

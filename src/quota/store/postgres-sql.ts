@@ -200,7 +200,7 @@ DELETE FROM ${table} WHERE ctid = ANY (ARRAY(
   rule json NOT NULL
 )`,
     findRules: `SELECT key, rule FROM ${rules} WHERE key = $1 OR key = $2`,
-    listRules: `SELECT rule FROM ${rules} ORDER BY key`,
+    listRules: `SELECT key, rule FROM ${rules} ORDER BY key`,
     saveRule: `INSERT INTO ${rules} (key, rule) VALUES ($1, $2::json) ON CONFLICT (key) DO UPDATE SET rule = EXCLUDED.rule`,
     deleteRule: `DELETE FROM ${rules} WHERE key = $1`,
     // In the primary key's order, after the chunk before: each chunk reads its part of the index only.

@@ -11,7 +11,9 @@ import type { StoreConnection } from '../../core/store-connection.js';
 import { storedJson } from '../../core/stored-json.js';
 import type { StoreCall } from '../../core/store-guard.js';
 import type { QuotaPeriod } from '../periods.js';
-import { MAX_COST, MAX_LIMIT, type MatchedRules, type QuotaRule } from '../rules.js';
+import { MAX_COST, MAX_LIMIT, type MatchedRules, type QuotaRule, type QuotaRuleKey } from '../rules.js';
+
+export type { QuotaRuleKey };
 
 /**
  * The quota store's name in the store guard, its log lines and a pool's local queue: the queue
@@ -116,8 +118,11 @@ export interface QuotaUsageStore {
 /** A rule as a store read it back (storedJson): checked before any use, as it may not be one. */
 export const storedRule = (value: unknown): QuotaRule => storedJson(value) as QuotaRule;
 
-/** What names a rule: two rules with the same key cannot both apply. */
-export type QuotaRuleKey = Pick<QuotaRule, 'scope' | 'clientId' | 'apiPath'>;
+/** A stored rule as listed: the key it is filed under and what is kept there, checked before any use. */
+export interface StoredRuleEntry {
+  key: QuotaRuleKey;
+  rule: unknown;
+}
 
 /**
  * Rules kept in a quota store (docs/operator.md#quota-rules). They are checked before they are
@@ -127,7 +132,8 @@ export interface QuotaRuleStore {
   /** Lives in this process: answers at once, and only this process changes it. */
   readonly inProcess: boolean;
   findRules(clientId: string, apiPath: string): MatchedRules | Promise<MatchedRules>;
-  listRules(): Promise<QuotaRule[]>;
+  /** Every stored entry with the key it is filed under, whatever is kept there (a record written around the admin API may be no rule). */
+  listRules(): Promise<StoredRuleEntry[]>;
   /** Inserts or replaces the rule with the same key. */
   saveRule(rule: QuotaRule): Promise<void>;
   /** True when there was one. */
@@ -137,6 +143,15 @@ export interface QuotaRuleStore {
 /** A rule's key as one string: JSON of its parts, unambiguous whatever characters they hold. */
 export function ruleKey(key: QuotaRuleKey): string {
   return JSON.stringify([key.scope, key.scope === 'client' ? (key.clientId ?? '') : '', key.apiPath]);
+}
+
+/** The key `ruleKey` spelt, read back (a stored rule's key; undefined for text it never writes). */
+export function ruleKeyOf(text: string): QuotaRuleKey | undefined {
+  const parsed = storedJson(text);
+  if (!Array.isArray(parsed) || parsed.length !== 3 || !parsed.every((part) => typeof part === 'string')) return undefined;
+  const [scope, clientId, apiPath] = parsed as [string, string, string];
+  if (scope === 'client') return { scope, clientId, apiPath };
+  return scope === 'global' ? { scope, apiPath } : undefined;
 }
 
 /** The periods of a rejected call whose limit `cost` would cross, in request order. */

@@ -69,12 +69,12 @@ export function registerUsageAndStoredRuleTests(suite: QuotaConformanceSuite): v
 
     await rules.saveRule({ ...own, minute: 7 });
     expect((await rules.findRules(id, path)).client).toEqual({ ...own, minute: 7 });
-    expect((await rules.listRules()).filter((rule) => rule.apiPath === path)).toHaveLength(2);
+    expect((await rules.listRules()).filter(({ key }) => key.apiPath === path)).toEqual(expect.arrayContaining([{ key: { scope: 'client', clientId: id, apiPath: path }, rule: { ...own, minute: 7 } }, { key: { scope: 'global', apiPath: path }, rule: global }]));
 
     expect(await rules.deleteRule({ scope: 'client', clientId: id, apiPath: path })).toBe(true);
     expect(await rules.deleteRule({ scope: 'client', clientId: id, apiPath: path })).toBe(false);
     expect(await rules.findRules(id, path)).toEqual({ global });
     expect(await rules.deleteRule({ scope: 'global', apiPath: path })).toBe(true);
-    expect((await rules.listRules()).filter((rule) => rule.apiPath === path)).toEqual([]);
+    expect((await rules.listRules()).filter(({ key }) => key.apiPath === path)).toEqual([]);
   });
 }

@@ -5,8 +5,10 @@
  * rotated on every use, opaque access tokens, userinfo on.
  * Its login and consent pages are replaced by one handler (`interactions.url`) that trusts the
  * bench's user header, as `oauth.ts`'s `authenticate` does, and grants the asked scope at once.
+ * On Node's http server by default; `BENCH_HOST=express` mounts it in an Express 5 app.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import express from 'express';
 import Provider, { type Configuration } from 'oidc-provider';
 import MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
 import LRU from 'oidc-provider/lib/helpers/lru.js';
@@ -76,13 +78,24 @@ async function interaction(req: IncomingMessage, res: ServerResponse): Promise<v
   await provider.interactionFinished(req, res, { login: { accountId }, consent: { grantId } }, { mergeWithLastSubmission: false });
 }
 
-server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-  if (!req.url?.startsWith(INTERACTION_PATH)) return void callback(req, res);
+function route(req: IncomingMessage, res: ServerResponse, next: () => void): void {
+  if (!req.url?.startsWith(INTERACTION_PATH)) return next();
   interaction(req, res).catch((error: unknown) => {
     console.error('[oidc-provider] interaction failed', error);
     if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
     res.end();
   });
-});
+}
+
+if (process.env.BENCH_HOST === 'express') {
+  // Mounted in an Express 5 app, as oidc-provider's documentation mounts it there: the provider's
+  // callback as the app's last middleware, no body parser in front of it.
+  const app = express();
+  app.use(route);
+  app.use(callback);
+  server.on('request', app);
+} else {
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => route(req, res, () => void callback(req, res)));
+}
 
 announceReady(url, () => stopServer(server));

@@ -30,7 +30,7 @@ export {
   type FieldIssue,
 } from './core/errors.js';
 export { ERROR_CODES, type ErrorCode } from './error-codes.js';
-export { StoreBusyError, StoreFailedError, StoreTimeoutError, type StoreCallError } from './core/store-errors.js';
+export { StoreBusyError, StoreDataError, StoreFailedError, StoreTimeoutError, type StoreCallError } from './core/store-errors.js';
 export type { StoreCall } from './core/store-guard.js';
 export type { StoreConnection } from './core/store-connection.js';
 export { OAuthUnavailableError, type OAuthErrorCode } from './oauth/errors.js';

@@ -18,10 +18,13 @@
  *   warning counts the relapses: a store that flaps logs at most one warning and one notice a
  *   window. Only the log is damped: a relapse is an outage for the calls, whenBack and onError.
  * - A call shed by the local queue (StoreBusyError) is load: it fails alone and starts no outage.
+ * - A call the store answered with an error about one record's data (StoreDataError: a Redis key
+ *   of the wrong type, a PostgreSQL data exception) was answered: it fails alone, is no failure
+ *   of the store (no outage, no onError) and, as any answer, may end an outage.
  */
 import { StoreUnavailableError } from './errors.js';
 import type { Logger } from './logger.js';
-import { isStoreCallError, StoreBusyError, StoreFailedError, StoreTimeoutError, type StoreCallError } from './store-errors.js';
+import { isRecordDataError, isStoreCallError, StoreBusyError, StoreDataError, StoreFailedError, StoreTimeoutError, type StoreCallError } from './store-errors.js';
 import { withConnection, type StoreLane } from './store-lane.js';
 
 /** A late call gives up after this many deadlines, even while the store answers other calls. */
@@ -94,19 +97,25 @@ export interface StoreGuard {
   /** True from the failure that started an outage until a later call succeeds. */
   readonly degraded: boolean;
   /**
-   * Resolves with `work`'s answer, or rejects with a StoreFailedError, StoreTimeoutError or
-   * StoreBusyError. With `queued: true` the work enters no lane: it queues by itself and says when
-   * it sent the call.
+   * Resolves with `work`'s answer, or rejects with a StoreFailedError (a StoreDataError for
+   * damaged data), StoreTimeoutError or StoreBusyError. With `queued: true` the work enters no
+   * lane: it queues by itself and says when it sent the call.
    */
   ask<T>(work: (call: StoreCall) => Promise<T>, options?: { queued?: boolean }): Promise<T>;
   /** `ask`, with every failure answered as a 503 StoreUnavailableError (its `cause` says why). */
   run<T>(work: (call: StoreCall) => Promise<T>): Promise<T>;
   /** Runs `action` when the current outage ends (at once when there is none); the answer forgets it before then. */
   whenBack(action: () => void): () => void;
-  /** A store that answered in process (no promise) failed: counted and logged like a call; answers the error to report. */
+  /** A store that answered in process (no promise) failed: judged, counted and logged like a call; answers the error to report. */
   failedNow(error: unknown): StoreCallError;
   /** A store that answered in process succeeded. */
   succeededNow(): void;
+}
+
+/** What a store threw or rejected with, as the guard answers it. Read on failure only. */
+function callError(name: string, error: unknown): StoreCallError {
+  if (isStoreCallError(error)) return error;
+  return isRecordDataError(error) ? new StoreDataError(name, error) : new StoreFailedError(name, error);
 }
 
 export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
@@ -182,7 +191,8 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
       const fail = (error: StoreCallError) => {
         if (settled) return;
         stop();
-        if (!(error instanceof StoreBusyError)) failed(call, error);
+        if (error instanceof StoreDataError) succeeded(call);
+        else if (!(error instanceof StoreBusyError)) failed(call, error);
         reject(error);
       };
       function expire(): void {
@@ -241,7 +251,7 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
       try {
         pending = work(handle);
       } catch (error) {
-        fail(isStoreCallError(error) ? error : new StoreFailedError(name, error));
+        fail(callError(name, error));
         return;
       }
       pending.then(
@@ -254,7 +264,7 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
         },
         (error: unknown) => {
           if (!(error instanceof StoreBusyError)) answeredAt = performance.now();
-          fail(isStoreCallError(error) ? error : new StoreFailedError(name, error));
+          fail(callError(name, error));
         },
       );
     });
@@ -288,8 +298,10 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
       return () => waiting.delete(once);
     },
     failedNow(error) {
-      const failure = isStoreCallError(error) ? error : new StoreFailedError(name, error);
-      if (!(failure instanceof StoreBusyError)) failed(++issued, failure);
+      const failure = callError(name, error);
+      if (failure instanceof StoreDataError) {
+        if (outage) succeeded(++issued);
+      } else if (!(failure instanceof StoreBusyError)) failed(++issued, failure);
       return failure;
     },
     succeededNow() {

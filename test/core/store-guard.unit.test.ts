@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { StoreUnavailableError } from '../../src/core/errors.js';
-import { StoreBusyError, StoreFailedError, StoreTimeoutError } from '../../src/core/store-errors.js';
+import { StoreBusyError, StoreDataError, StoreFailedError, StoreTimeoutError } from '../../src/core/store-errors.js';
 import { createStoreGuard, LATE_LIMIT, RELAPSE_WINDOW_MS, roundTripAnswered } from '../../src/core/store-guard.js';
 import { createStoreLane, MAX_WAITING } from '../../src/core/store-lane.js';
 import { capturingLogger } from '../support/logger.js';
@@ -353,5 +353,46 @@ describe('store guard', () => {
     const error = await guard.ask(down).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StoreFailedError);
     expect(error).toMatchObject({ code: 'store_failed', cause: { message: 'connection reset' } });
+  });
+});
+
+describe('store guard: a data error about one record', () => {
+  /** What ioredis rejects with for a counter key that holds a hash (in a script). */
+  const wrongType = () => Object.assign(new Error('WRONGTYPE Operation against a key holding the wrong kind of value script: 0a1b, on @user_script:6.'), { name: 'ReplyError' });
+  /** What pg rejects with for a count that no longer fits a bigint. */
+  const outOfRange = () => Object.assign(new Error('bigint out of range'), { code: '22003', severity: 'ERROR' });
+
+  it.each([
+    ['Redis WRONGTYPE', wrongType],
+    ['PostgreSQL 22003', outOfRange],
+  ])('%s is a StoreDataError: no outage, no warning, not counted as a store failure', async (_name, damaged) => {
+    const { guard, lines, errors } = setup();
+    for (let i = 0; i < 3; i++) {
+      const error = await guard.ask(() => Promise.reject(damaged())).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StoreDataError);
+      expect(error).toMatchObject({ code: 'store_failed', cause: { message: damaged().message } });
+    }
+    expect(guard.failedNow(damaged())).toBeInstanceOf(StoreDataError);
+    expect(guard.degraded).toBe(false);
+    expect(errors()).toBe(0);
+    expect(lines()).toEqual([]);
+  });
+
+  it('sheds none of the calls waiting for a connection', async () => {
+    const lane = createStoreLane(1, 10_000);
+    const { guard } = setup(1000, lane);
+    const first = guard.ask(() => after(20).then(() => Promise.reject(outOfRange()))).catch((e: unknown) => e);
+    const waiting = guard.ask(up);
+    expect(await first).toBeInstanceOf(StoreDataError);
+    expect(await waiting).toBe('ok');
+  });
+
+  it('is an answer: it ends an outage', async () => {
+    const { guard, lines } = setup();
+    await guard.ask(down).catch(() => undefined);
+    expect(guard.degraded).toBe(true);
+    await guard.ask(() => Promise.reject(wrongType())).catch(() => undefined);
+    expect(guard.degraded).toBe(false);
+    expect(lines()).toEqual([expect.stringMatching(/^warn: OAuth store \(redis\) unavailable/), 'info: OAuth store (redis) available again']);
   });
 });

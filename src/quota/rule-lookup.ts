@@ -15,14 +15,13 @@ import { isThenable } from '../core/maybe-promise.js';
 import { BoundedCache, PairCache } from '../core/cache.js';
 import { normalizeApiPath } from './api-path.js';
 import type { StoreGuard } from '../core/store-guard.js';
+import { damageReport } from './damaged.js';
 import { asDependencyError, QuotaStoreError } from './errors.js';
 import type { QuotaConfig } from './options.js';
 import { checkFiledRule, resolveRule, type MatchedRules, type ResolvedQuotaRule, type RuleSource } from './rules.js';
 
 /** Raw paths, and client and path pairs of a static list, remembered at most. */
 const MAX_REMEMBERED = 10_000;
-/** An invalid rule is logged again after this long, if the source still answers it. */
-export const INVALID_RULE_REPORT_MS = 3_600_000;
 
 export interface RuleLookup {
   /** `normalizeApiPath`, remembered: the guard sees the same few paths over and over. @throws BadRequestError */
@@ -52,8 +51,8 @@ export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' 
   const asking = new Map<string, Promise<ResolvedQuotaRule>>();
   /** Pairs whose answer held an invalid rule, for as long as an answer is kept. */
   const refused = new PairCache<QuotaStoreError>({ max: maxEntries, ttlMs, now });
-  /** Invalid rules logged within the hour, by what is wrong with them. */
-  const reported = new BoundedCache<string, true>({ max: MAX_REMEMBERED, now });
+  /** Invalid rules are logged once an hour, by what is wrong with them (damaged.ts). */
+  const report = damageReport(now);
 
   const checked = (matched: MatchedRules | undefined, clientId: string, apiPath: string): ResolvedQuotaRule => {
     const found = matched ?? {};
@@ -70,10 +69,9 @@ export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' 
       const invalid = new QuotaStoreError('rules', error);
       refused.set(clientId, apiPath, invalid);
       const reason = error instanceof ConfigurationError ? issuesText(error.issues) : String(error);
-      if (!reported.get(reason)) {
-        reported.set(reason, true, INVALID_RULE_REPORT_MS);
-        logger.error({ clientId, apiPath, err: invalid }, `quota: invalid rule, ${reason}; its calls are answered as when the rule source fails (onStoreError) until it is saved again`);
-      }
+      report(reason, () =>
+        logger.error({ clientId, apiPath, err: invalid }, `quota: invalid rule, ${reason}; its calls are answered as when the rule source fails (onStoreError) until it is saved again`),
+      );
       throw invalid;
     }
   };

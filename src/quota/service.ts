@@ -9,14 +9,17 @@
  * per outage); an in-process `consumeSync` needs none. A store that is only slow still decides:
  * the insurance limiter takes over only once it is really failing (docs/quota.md#when-the-store-is-slow-or-down).
  * The next call always tries the store again: recovery needs nothing but the store coming back.
+ * A counter the store answers a data error about (StoreDataError) is no outage: its client and
+ * path are answered as when the store fails, and named in the log once an hour (damaged.ts).
  */
 import { configurationError } from '../core/errors.js';
 import { isThenable, type MaybePromise } from '../core/maybe-promise.js';
 import { START_DEADLINE_MS } from '../core/store-connection.js';
-import { StoreBusyError, StoreTimeoutError } from '../core/store-errors.js';
+import { StoreBusyError, StoreDataError, StoreTimeoutError } from '../core/store-errors.js';
 import { createStoreGuard, type StoreGuard } from '../core/store-guard.js';
 import { parseConfig } from '../core/validation.js';
 import { decide, bucketOf, type DecisionBase, type QuotaDecision } from './decision.js';
+import { damagedCounters } from './damaged.js';
 import { quotaEvents, type EmitQuotaEvent } from './events.js';
 import { asDependencyError, QuotaStoreError, type QuotaFailure } from './errors.js';
 import { createInsuranceLimiter } from './insurance.js';
@@ -103,6 +106,7 @@ export function buildQuotaService(config: QuotaConfig, emit?: EmitQuotaEvent, st
   });
   const rules = createRuleLookup(config, guard);
   const insurance = createInsuranceLimiter(config.insurance, calendar);
+  const damaged = damagedCounters({ logger: config.logger, now: config.now, onStoreError, insurance: config.insurance, storeKind: store.kind });
   /** Whole ms: bucket starts are keys, and a fractional clock must not make every call a new key. */
   const readClock = (): number => Math.floor(config.now());
 
@@ -111,6 +115,10 @@ export function buildQuotaService(config: QuotaConfig, emit?: EmitQuotaEvent, st
     const shed = error instanceof StoreBusyError && !guard.degraded;
     if (onStoreError === 'closed' || shed) return { ...base, outcome: 'store_unavailable', admitted: false, rule, error };
     return insurance.decide(base, rule ?? resolveRule({}, base.apiPath, defaults));
+  };
+  const storeFailed = (base: DecisionBase, error: unknown, rule: ResolvedQuotaRule): MaybePromise<QuotaDecision> => {
+    if (error instanceof StoreDataError) damaged(base.clientId, base.apiPath, error);
+    return onFailure(base, asDependencyError('store', error), rule);
   };
 
   const decided = (request: ConsumeRequest, rule: ResolvedQuotaRule, result: ConsumeResult): QuotaDecision => {
@@ -129,7 +137,7 @@ export function buildQuotaService(config: QuotaConfig, emit?: EmitQuotaEvent, st
       try {
         result = store.consumeSync(request);
       } catch (error) {
-        return onFailure({ clientId, apiPath, now }, asDependencyError('store', guard.failedNow(error)), rule);
+        return storeFailed({ clientId, apiPath, now }, guard.failedNow(error), rule);
       }
       guard.succeededNow();
       return decided(request, rule, result);
@@ -143,7 +151,7 @@ export function buildQuotaService(config: QuotaConfig, emit?: EmitQuotaEvent, st
           insurance.unanswered(request);
           sent.then((late) => insurance.answeredLate(request, late.used), noop);
         }
-        return onFailure({ clientId, apiPath, now }, asDependencyError('store', error), rule);
+        return storeFailed({ clientId, apiPath, now }, error, rule);
       },
     );
   };

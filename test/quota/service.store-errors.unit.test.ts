@@ -1,16 +1,18 @@
 /**
  * The quota service when its store or rule source fails (memory store made to fail, injected
  * clock): `onStoreError` 'open' with its local insurance limit, 'closed', and a rule source
- * answering a bad rule (docs/quota.md).
+ * answering a bad rule, a counter the store answers a data error about (docs/quota.md).
  */
 import { describe, expect, it } from 'vitest';
 import {
+  createMemoryQuotaStore,
   QuotaStoreError,
   QuotaStoreTimeoutError,
   guardVerdict,
   quotaHeaders,
   quotaReportResponse,
   type QuotaDecision,
+  type QuotaStore,
   type RuleSource,
 } from '../../src/quota/index.js';
 import { at, type Failure, flakyStore, service } from './service-harness.js';
@@ -185,6 +187,49 @@ describe('a custom rule source returning a bad rule', () => {
     advance(3_600_000);
     await quota.consume('app-0', '/bad');
     expect(logger.records.map((r) => r.level)).toEqual(['error', 'error']);
+  });
+});
+
+describe('a counter the store answers a data error about', () => {
+  /** A memory store whose counters of `damaged` ("client path") are answered as a Redis key holding a hash is. */
+  const damagedStore = (damaged: Set<string>): QuotaStore => {
+    const inner = createMemoryQuotaStore();
+    const wrongType = () => Object.assign(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'), { name: 'ReplyError' });
+    return {
+      kind: 'damaged',
+      consume: (request) => (damaged.has(`${request.clientId} ${request.apiPath}`) ? Promise.reject(wrongType()) : inner.consume(request)),
+      peek: (request) => inner.peek(request),
+    };
+  };
+
+  it.each(['open', 'closed'] as const)('is no outage (%s): its client and path are answered as when the store fails, one warning an hour names them and the reset', async (onStoreError) => {
+    const damaged = new Set(['app /x']);
+    const { quota, logger, advance } = service({ store: damagedStore(damaged), onStoreError, rules: [{ scope: 'global', apiPath: '/x', minute: 3 }] });
+    const decisions: QuotaDecision[] = [];
+    for (let i = 0; i < 4; i++) decisions.push(await quota.consume('app', '/x'));
+    expect(decisions.map((d) => [d.outcome, d.outcome !== 'store_unavailable' && d.source])).toEqual(
+      onStoreError === 'open' ? [...Array.from({ length: 3 }, () => ['admitted', 'insurance']), ['rejected', 'insurance']] : Array.from({ length: 4 }, () => ['store_unavailable', false]),
+    );
+    expect(quota.degraded).toBe(false);
+    // Other clients of the path are counted by the store meanwhile.
+    expect([await quota.consume('other', '/x'), await quota.consume('other', '/x')].map((d) => d.outcome !== 'store_unavailable' && d.source)).toEqual(['store', 'store']);
+    const warning = (r: { level: string; message: string }) => [r.level, r.message];
+    expect(logger.records.map(warning)).toEqual([['warn', expect.stringContaining('the calls of "app" on /x, a counter of theirs is damaged')]]);
+    expect(logger.records[0]?.message).toContain('DELETE /admin/usage?client_id=app&api_path=%2Fx');
+    expect(logger.records[0]?.fields).toMatchObject({ clientId: 'app', apiPath: '/x' });
+
+    advance(3_599_999);
+    await quota.consume('app', '/x');
+    expect(logger.records).toHaveLength(1);
+    advance(1);
+    await quota.consume('app', '/x');
+    expect(logger.records.map((r) => r.level)).toEqual(['warn', 'warn']);
+
+    // Repaired (the admin API's reset deletes the damaged counters): counted by the store again.
+    damaged.clear();
+    const repaired = await quota.consume('app', '/x');
+    expect(repaired.outcome !== 'store_unavailable' && repaired.source).toBe('store');
+    expect(logger.records).toHaveLength(2);
   });
 });
 

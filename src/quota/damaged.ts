@@ -1,0 +1,50 @@
+/**
+ * Damaged data the quota's stores answer is not an outage (docs/quota.md#damaged-data): the store
+ * answered. A rule source's invalid rule (rule-lookup.ts) and a counter the store cannot count on
+ * (service.ts) are treated alike: their calls are answered as when the store fails
+ * (`onStoreError`), and the log names what is damaged and how to repair it once an hour for each
+ * damaged thing, for as long as calls meet it, so a damaged record cannot fill the log.
+ */
+import { BoundedCache } from '../core/cache.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import type { StoreDataError } from '../core/store-errors.js';
+import type { OnStoreError } from './options.js';
+
+/** Damaged data is logged again after this long, if calls still meet it. */
+export const DAMAGE_REPORT_MS = 3_600_000;
+/** Damaged things remembered as logged at most; past it the least recently met go first. */
+const MAX_REMEMBERED = 10_000;
+
+/** Runs `log` at most once per DAMAGE_REPORT_MS for each `key`. */
+export type DamageReport = (key: string, log: () => void) => void;
+
+export function damageReport(now: Clock): DamageReport {
+  const reported = new BoundedCache<string, true>({ max: MAX_REMEMBERED, now });
+  return (key, log) => {
+    if (reported.get(key)) return;
+    reported.set(key, true, DAMAGE_REPORT_MS);
+    log();
+  };
+}
+
+/**
+ * A counter of one client and path that the store answers with a data error (a Redis key of the
+ * wrong type, a PostgreSQL count out of range): one warning an hour per client and path, naming
+ * them and the admin API's reset, which deletes the damaged counters (docs/operator.md#usage).
+ */
+export function damagedCounters(config: { logger: Logger; now: Clock; onStoreError: OnStoreError; insurance: boolean; storeKind: string }) {
+  const report = damageReport(config.now);
+  const meanwhile =
+    config.onStoreError === 'closed' ? 'answered 503 (onStoreError: closed)'
+    : config.insurance ? 'admitted under the local insurance limit (onStoreError: open)'
+    : 'admitted (onStoreError: open, insurance: false)';
+  return (clientId: string, apiPath: string, error: StoreDataError): void =>
+    report(`${encodeURIComponent(clientId)} ${apiPath}`, () => {
+      const reset = `DELETE /admin/usage?${new URLSearchParams({ client_id: clientId, api_path: apiPath })}`;
+      config.logger.warn(
+        { store: config.storeKind, clientId, apiPath, err: error },
+        `quota: the quota store cannot count the calls of ${JSON.stringify(clientId)} on ${apiPath}, a counter of theirs is damaged: its calls are ${meanwhile}, no outage, until the admin API's ${reset} resets their counters`,
+      );
+    });
+}

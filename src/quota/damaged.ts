@@ -44,7 +44,7 @@ export function damagedCounters(config: { logger: Logger; now: Clock; onStoreErr
       const reset = `DELETE /admin/usage?${new URLSearchParams({ client_id: clientId, api_path: apiPath })}`;
       config.logger.warn(
         { store: config.storeKind, clientId, apiPath, err: error },
-        `quota: the quota store cannot count the calls of ${JSON.stringify(clientId)} on ${apiPath}, a counter of theirs is damaged: its calls are ${meanwhile}, no outage, until the admin API's ${reset} resets their counters`,
+        `quota: a counter of ${JSON.stringify(clientId)} on ${apiPath} is damaged, the quota store cannot count its calls: they are ${meanwhile}, no outage, until the admin API's ${reset} resets its counters`,
       );
     });
 }

@@ -214,7 +214,7 @@ describe('a counter the store answers a data error about', () => {
     // Other clients of the path are counted by the store meanwhile.
     expect([await quota.consume('other', '/x'), await quota.consume('other', '/x')].map((d) => d.outcome !== 'store_unavailable' && d.source)).toEqual(['store', 'store']);
     const warning = (r: { level: string; message: string }) => [r.level, r.message];
-    expect(logger.records.map(warning)).toEqual([['warn', expect.stringContaining('the calls of "app" on /x, a counter of theirs is damaged')]]);
+    expect(logger.records.map(warning)).toEqual([['warn', expect.stringContaining('a counter of "app" on /x is damaged')]]);
     expect(logger.records[0]?.message).toContain('DELETE /admin/usage?client_id=app&api_path=%2Fx');
     expect(logger.records[0]?.fields).toMatchObject({ clientId: 'app', apiPath: '/x' });
 

@@ -22,7 +22,8 @@ export class StoreFailedError extends Error {
  * The store answered, with an error about the data of one record rather than about itself: a
  * Redis key of another type than the command's, or a count it cannot add to (WRONGTYPE, "not an
  * integer or out of range", "would overflow"); a PostgreSQL data exception (SQLSTATE class 22,
- * as 22003 numeric_value_out_of_range). Damaged data, not an outage: the store guard lets it
+ * as 22003 numeric_value_out_of_range); a stored text that is not the JSON the store keeps
+ * there (a SyntaxError of JSON.parse). Damaged data, not an outage: the store guard lets it
  * start, extend or end no outage and counts it as no failure (docs/stores.md#deadlines-and-outages).
  */
 export class StoreDataError extends StoreFailedError {
@@ -38,10 +39,12 @@ const REDIS_DATA_ERROR = /\bWRONGTYPE\b|value is not an integer or out of range|
 
 /**
  * True for an error a store answered about one record's data (StoreDataError): an ioredis
- * ReplyError above, or a pg error whose SQLSTATE is of class 22. Read on failure only.
+ * ReplyError above, a pg error whose SQLSTATE is of class 22, or a record's JSON that does not
+ * parse. Read on failure only.
  */
 export function isRecordDataError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
+  if (error instanceof SyntaxError) return true;
   if (error.name === 'ReplyError') return REDIS_DATA_ERROR.test(error.message);
   const { code } = error as { code?: unknown };
   return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code);

@@ -1,6 +1,7 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { Clock } from '../core/clock.js';
-import { configurationError, HostCallbackError, PlatformError } from '../core/errors.js';
+import { configurationError, HostCallbackError, PlatformError, StoreUnavailableError } from '../core/errors.js';
+import { StoreDataError } from '../core/store-errors.js';
 import type { PlatformRequest, PlatformResponse } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
 import { isThenable, type MaybePromise } from '../core/maybe-promise.js';
@@ -48,6 +49,16 @@ interface TokenIdentity {
   /** Absent for a client's own token (client_credentials). */
   sub?: string;
   scope: string[];
+}
+
+/**
+ * A token whose stored grant record is damaged (StoreDataError: the store answered, about that
+ * record) is no token: 401 invalid_token, and the application asks for a new one, which gets a
+ * record of its own (docs/stores.md#deadlines-and-outages).
+ */
+function noTokenIfDamaged(error: unknown): undefined {
+  if (error instanceof StoreUnavailableError && error.cause instanceof StoreDataError) return undefined;
+  throw error;
 }
 
 function identityOf(record: AccessTokenRecord | undefined): TokenIdentity | undefined {
@@ -299,7 +310,7 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     verifyAccessToken(token) {
       const ref = parseToken(token);
       if (!ref) return undefined;
-      if (!findAccessTokenSync) return context.store.findAccessToken(ref).then(identityOf);
+      if (!findAccessTokenSync) return context.store.findAccessToken(ref).then(identityOf, noTokenIfDamaged);
       // In-process store: synchronous while this client's status is known (see client-status.ts).
       const record = findAccessTokenSync(ref);
       if (!record) return undefined;

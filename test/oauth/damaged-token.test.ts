@@ -1,6 +1,6 @@
 /**
  * An access token whose grant record is damaged in a Redis OAuth store (docs/stores.md#deadlines-and-outages):
- * the key replaced by another type (WRONGTYPE), or its record not JSON. The store answered: the
+ * the key replaced by another type (WRONGTYPE), or its record not JSON or not an object. The store answered: the
  * token check finds no token (401 invalid_token, so the application asks for a new one), no
  * outage is logged, and other applications' tokens keep working.
  */
@@ -24,6 +24,7 @@ describeRedis('an access token whose grant record is damaged in a Redis OAuth st
   it.each([
     ['a key of another type (WRONGTYPE)', async (key: string) => void (await client.del(key), await client.set(key, 'x'))],
     ['a record that is not JSON', async (key: string) => void (await client.hset(key, 'record', '{"clientId":'))],
+    ['a record that is JSON null', async (key: string) => void (await client.hset(key, 'record', 'null'))],
   ])('%s: 401 invalid_token for that token, no outage, other tokens work', async (_name, damage) => {
     const logger = capturingLogger();
     const own = `${prefix}:${Math.random().toString(36).slice(2)}:`;

@@ -39,6 +39,7 @@ import { configurationError } from '../../core/errors.js';
 import { migrateOnce, migrationLockSql } from '../../core/pg-migration.js';
 import { pgConnection, type StoreConnection } from '../../core/store-connection.js';
 import { PG_CHUNK_ROWS, type PgQueryable } from '../../core/store-clients.js';
+import { storedObject } from '../../core/stored-json.js';
 import {
   accessView,
   checkGrantId,
@@ -317,7 +318,5 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
   };
 }
 
-/** pg parses json columns; a queryable that does not hands back text. */
-function parse<T>(value: unknown): T {
-  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
-}
+/** pg parses json columns; a queryable that does not hands back text. Not an object: damaged data. */
+const parse = storedObject;

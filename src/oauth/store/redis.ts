@@ -41,6 +41,7 @@ import type { RedisLike } from '../../core/store-clients.js';
 import { redisConnection, type StoreConnection } from '../../core/store-connection.js';
 import { globEscape, scanKeys } from '../../core/redis-scan.js';
 import { roundTripAnswered } from '../../core/store-guard.js';
+import { storedObject } from '../../core/stored-json.js';
 import {
   accessView,
   checkGrantId,
@@ -234,14 +235,14 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
     async findCode(ref) {
       const [hash, json, consumed, refreshExp, access] = await readGrant(ref.grantId, 'code', 'record', 'consumed', 'rtExp', 'at');
       if (!hash || hash !== ref.hash || !json) return undefined;
-      const record = JSON.parse(json) as AuthorizationCodeRecord;
+      const record = storedObject<AuthorizationCodeRecord>(json);
       if (record.expiresAt > now()) return { ...record, consumed: consumed === '1' };
       // An exchanged code stays known while a token of its grant lives (findCode in types.ts);
       // the key's TTL follows the same parts but not the injected clock.
       if (consumed !== '1') return undefined;
       if (Number(refreshExp ?? 0) > now()) return { ...record, consumed: true };
       const [stored] = access ? await readGrant(ref.grantId, `at:${access}`) : [null];
-      return stored && (JSON.parse(stored) as StoredAccessToken).expiresAt > now() ? { ...record, consumed: true } : undefined;
+      return stored && storedObject<StoredAccessToken>(stored).expiresAt > now() ? { ...record, consumed: true } : undefined;
     },
 
     async consumeCode(ref) {
@@ -256,8 +257,8 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
       // One HMGET: retiring or revoking a token deletes its field, so nothing else needs checking.
       const [json, token] = await readGrant(ref.grantId, 'record', `at:${ref.hash}`);
       if (!json || !token) return undefined;
-      const stored = JSON.parse(token) as StoredAccessToken;
-      return stored.expiresAt > now() ? accessView(JSON.parse(json) as StoredGrant, ref, stored) : undefined;
+      const stored = storedObject<StoredAccessToken>(token);
+      return stored.expiresAt > now() ? accessView(storedObject<StoredGrant>(json), ref, stored) : undefined;
     },
 
     async findRefreshToken(ref) {
@@ -269,7 +270,7 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
         : prt === ref.hash ? [Number(prtExp), { rotatedAt: Number(prtAt ?? 0) }]
         : [olderExpiry() ?? 0, {}];
       if (!(expiresAt > now())) return undefined;
-      return refreshView(JSON.parse(json) as AuthorizationCodeRecord, ref, expiresAt, earlier);
+      return refreshView(storedObject<AuthorizationCodeRecord>(json), ref, expiresAt, earlier);
     },
 
     async rotateRefreshToken(presented, next, retryGraceMs = 0) {

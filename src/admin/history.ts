@@ -7,7 +7,7 @@ import { ok, okEnvelopeSchema } from '../core/envelope.js';
 import { NotFoundError, ValidationError } from '../core/errors.js';
 import type { StoreGuard } from '../core/store-guard.js';
 import type { OAuthStore } from '../oauth/store/types.js';
-import { bucketStarts, MAX_HISTORY_SERIES, toSeries } from '../history/series.js';
+import { bucketStarts, foldSeries, MAX_HISTORY_SERIES } from '../history/series.js';
 import { DAY_MS, keptFrom, startOf, stepMs, type HistoryRetention, type UsageHistoryStore } from '../history/types.js';
 import { normalizeApiPath } from '../quota/api-path.js';
 import type { AdminAccessCheck } from './access.js';
@@ -81,8 +81,9 @@ export function historyRoutes(basePath: string, access: AdminAccessCheck, deps: 
         const starts = bucketStarts(query.step, Math.max(from, keptFrom(query.step, now, deps.retention)), to);
         if (deps.clients && !(await deps.clients.getClient(query.client_id))) throw new NotFoundError(`No client ${JSON.stringify(query.client_id)}`);
         const first = starts[0];
-        const points = first === undefined ? [] : await deps.storeGuard.run((call) => deps.history.read({ clientId: query.client_id, apiPath, step: query.step, from: first, to }, call));
-        return ok({ client_id: query.client_id, step: query.step, ...toSeries(points, starts, apiPath) });
+        const answer = foldSeries(query.step, starts, apiPath);
+        if (first !== undefined) await deps.storeGuard.run((call) => deps.history.read({ clientId: query.client_id, apiPath, step: query.step, from: first, to }, call, answer.add));
+        return ok({ client_id: query.client_id, step: query.step, ...answer.finish() });
       },
     }),
   ];

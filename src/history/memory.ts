@@ -2,7 +2,11 @@
  * Usage history in process memory: one process's history, kept while it runs. Old points are
  * pruned by a flush, at most once an hour, against the retention.
  */
+import { roundTripAnswered } from '../core/store-guard.js';
 import { keptFrom, pointsOf, type HistoryPoint, type UsageHistoryStore } from './types.js';
+
+/** Points a read scans before it lets the process serve other requests. */
+const READ_PAGE = 20_000;
 
 export interface MemoryHistoryStore extends UsageHistoryStore {
   readonly kind: 'memory';
@@ -52,12 +56,21 @@ export function createMemoryHistoryStore(): MemoryHistoryStore {
       if (hourFrom !== prunedAt) prune(hourFrom, keptFrom('day', now, retention));
       prunedAt = hourFrom;
     },
-    async read({ clientId, apiPath, step, from, to }) {
-      const out: HistoryPoint[] = [];
+    async read({ clientId, apiPath, step, from, to }, call, onPoints) {
+      let page: HistoryPoint[] = [];
+      let scanned = 0;
       for (const point of byClient.get(clientId)?.values() ?? []) {
-        if (point.step === step && point.start >= from && point.start < to && (apiPath === undefined || point.apiPath === apiPath)) out.push({ ...point });
+        if (point.step === step && point.start >= from && point.start < to && (apiPath === undefined || point.apiPath === apiPath)) page.push({ ...point });
+        // An application's points can be millions (docs/operator.md#usage-history): other requests
+        // are served between pages, each told to `call` as a round trip of a store would be.
+        if (++scanned % READ_PAGE === 0) {
+          onPoints(page);
+          page = [];
+          await new Promise((resolve) => setImmediate(resolve));
+          roundTripAnswered(call);
+        }
       }
-      return out;
+      onPoints(page);
     },
   };
 }

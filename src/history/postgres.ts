@@ -80,21 +80,20 @@ WHERE client_id = $1 AND step = $2 AND bucket_start >= $3 AND bucket_start < $4 
         prunedAt = hourFrom;
       }
     },
-    async read({ clientId, apiPath, step, from, to }, call) {
+    async read({ clientId, apiPath, step, from, to }, call, onPoints) {
       await ready();
       // READ_SLICE buckets a statement: an application's users can make its endpoints a thousand
       // an hour (docs/operator.md#usage-history), and 41 days of them in one statement (a million
       // rows) could outlast the pool's query_timeout (docs/deployment.md), which counts the time
-      // this process takes to read the rows, when a few reads run at once. Between statements
-      // the process serves other requests.
-      const points: HistoryPoint[] = [];
+      // this process takes to read the rows, when a few reads run at once. Each statement's rows
+      // are folded into the answer before the next is sent, and between statements the process
+      // serves other requests.
       for (let start = from; start < to; start += READ_SLICE * stepMs(step)) {
         const end = Math.min(to, start + READ_SLICE * stepMs(step));
         const { rows } = await pool.query(select, [clientId, step satisfies HistoryStep, start, end, apiPath ?? null]);
         roundTripAnswered(call);
-        for (const row of rows) points.push({ apiPath: String(row.api_path), step, start: number(row.bucket_start), admitted: number(row.admitted), rejected: number(row.rejected) });
+        onPoints(rows.map((row): HistoryPoint => ({ apiPath: String(row.api_path), step, start: number(row.bucket_start), admitted: number(row.admitted), rejected: number(row.rejected) })));
       }
-      return points;
     },
   };
 }

@@ -6,21 +6,35 @@
  * start ms>`, fields `<bucket start ms>:a:<apiPath>` (admitted) and `...:r:...` (rejected). The
  * hash tag keeps an application's keys in one Cluster slot. A flush is HINCRBY per field and one
  * PEXPIRE per key touched (relative, from the platform's clock: the key lives the retention past
- * the end of its day or month); a read is one HGETALL per key of the range.
+ * the end of its day or month); a read walks each key of the range with HSCAN.
  *
  * Round trips: one pipeline per flush; on a Cluster one per application (a Cluster pipeline
- * must stay on one node), sent together.
+ * must stay on one node), sent together. A read: one HSCAN page at a time, each folded into the
+ * answer before the next is asked for. A day's hash of an application calling a thousand
+ * endpoints holds some 50,000 fields, and the client's one connection is shared with the quota
+ * guard and the OAuth store: while a reply is parsed none of their answers is read, so a reply
+ * of a whole key, or of every key at once, would hold them past their deadline
+ * (docs/stores.md#usage-history).
  */
+import { globEscape } from '../core/redis-scan.js';
 import type { RedisLike } from '../core/store-clients.js';
+import { roundTripAnswered } from '../core/store-guard.js';
 import { DAY_MS, keptFrom, pointsOf, type HistoryPoint, type HistoryStep, type UsageHistoryStore } from './types.js';
 
 /** What the history sends besides the quota's commands: an ioredis `Redis` or `Cluster` fits. */
 interface HistoryPipeline {
   hincrby(key: string, field: string, increment: number): unknown;
   pexpire(key: string, ms: number): unknown;
-  hgetall(key: string): unknown;
   exec(): Promise<[error: Error | null, result: unknown][] | null>;
 }
+
+/** What a read sends: an ioredis `Redis` or `Cluster` has it. */
+interface HashScanning {
+  hscan(key: string, cursor: string, match: 'MATCH', pattern: string, count: 'COUNT', n: number): Promise<[cursor: string, fieldsAndValues: string[]]>;
+}
+
+/** Fields an HSCAN page holds about: some 100 kB of reply, parsed in about a millisecond. */
+const READ_COUNT = 2000;
 
 export interface RedisHistoryStoreOptions {
   client: RedisLike;
@@ -48,9 +62,11 @@ const hashOf = (step: HistoryStep, start: number): [number, number] => {
   return [month, nextMonth(month)];
 };
 
-/** The history of an ioredis client with pipelines; undefined for a client without them. */
+/** The history of an ioredis client (pipelines and HSCAN); undefined for a client without them. */
 export function createRedisHistoryStore({ client, prefix }: RedisHistoryStoreOptions): UsageHistoryStore | undefined {
-  if (typeof client.pipeline !== 'function') return undefined;
+  const scanning = client as RedisLike & Partial<HashScanning>;
+  if (typeof client.pipeline !== 'function' || typeof scanning.hscan !== 'function') return undefined;
+  const hscan = scanning.hscan.bind(client);
   const pipeline = () => (client.pipeline as () => unknown)() as HistoryPipeline;
   const keyOf = (clientId: string, step: HistoryStep, hashStart: number) => `{${prefix}:h:${encodeURIComponent(clientId)}}:${step}:${hashStart}`;
 
@@ -86,27 +102,34 @@ export function createRedisHistoryStore({ client, prefix }: RedisHistoryStoreOpt
       }
       await Promise.all((shared ? [shared] : [...byClient.values()]).map(run));
     },
-    async read({ clientId, apiPath, step, from, to }) {
-      const sent = pipeline();
-      let hash = hashOf(step, from)[0];
-      while (hash < to) {
-        sent.hgetall(keyOf(clientId, step, hash));
-        hash = hashOf(step, hash)[1];
+    async read({ clientId, apiPath, step, from, to }, call, onPoints) {
+      const match = apiPath === undefined ? '*' : `*:[ar]:${globEscape(apiPath)}`;
+      for (let hash = hashOf(step, from)[0]; hash < to; hash = hashOf(step, hash)[1]) {
+        const key = keyOf(clientId, step, hash);
+        // HSCAN may answer a field twice when the hash grows during the walk (a flush adding to
+        // today's hours): each field is counted once.
+        const seen = new Set<string>();
+        let cursor = '0';
+        do {
+          const [next, page] = await hscan(key, cursor, 'MATCH', match, 'COUNT', READ_COUNT);
+          roundTripAnswered(call);
+          const points: HistoryPoint[] = [];
+          for (let i = 0; i < page.length; i += 2) {
+            const field = page[i]!;
+            if (seen.has(field)) continue;
+            seen.add(field);
+            const first = field.indexOf(':');
+            const start = Number(field.slice(0, first));
+            const path = field.slice(first + 3);
+            if (start < from || start >= to || (apiPath !== undefined && path !== apiPath)) continue;
+            const count = Number(page[i + 1]);
+            const admitted = field[first + 1] === 'a';
+            points.push({ apiPath: path, step, start, admitted: admitted ? count : 0, rejected: admitted ? 0 : count });
+          }
+          onPoints(points);
+          cursor = next;
+        } while (cursor !== '0');
       }
-      const points = new Map<string, HistoryPoint>();
-      for (const reply of await run(sent)) {
-        for (const [field, value] of Object.entries((reply ?? {}) as Record<string, string>)) {
-          const first = field.indexOf(':');
-          const start = Number(field.slice(0, first));
-          const path = field.slice(first + 3);
-          if (start < from || start >= to || (apiPath !== undefined && path !== apiPath)) continue;
-          const key = `${start}:${path}`;
-          let point = points.get(key);
-          if (!point) points.set(key, (point = { apiPath: path, step, start, admitted: 0, rejected: 0 }));
-          point[field[first + 1] === 'a' ? 'admitted' : 'rejected'] += Number(value);
-        }
-      }
-      return [...points.values()];
     },
   };
 }

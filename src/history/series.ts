@@ -1,6 +1,8 @@
 /**
  * The answer of `{admin}/usage/history`: stored points as one series per endpoint, every bucket
- * of the range present (zero-filled), so a chart needs no gap logic.
+ * of the range present (zero-filled), so a chart needs no gap logic. The answer is folded from
+ * the points as a store's round trips deliver them (foldSeries), so a read holds a few numbers
+ * per stored point, never every point as an object (docs/operator.md#usage-history).
  */
 import { OTHER_PATHS, startOf, stepMs, type HistoryPoint, type HistoryStep } from './types.js';
 
@@ -34,8 +36,6 @@ export interface HistorySeries {
   other: { endpoints: number; points: SeriesPoint[] } | null;
 }
 
-type Counts = Pick<HistoryPoint, 'admitted' | 'rejected'>;
-
 /** The bucket starts whose bucket overlaps [from, to). */
 export function bucketStarts(step: HistoryStep, from: number, to: number): number[] {
   const out: number[] = [];
@@ -43,59 +43,111 @@ export function bucketStarts(step: HistoryStep, from: number, to: number): numbe
   return out;
 }
 
-const calls = (byStart: Map<number, Counts>): number => {
-  let sum = 0;
-  for (const point of byStart.values()) sum += point.admitted + point.rejected;
-  return sum;
-};
+/**
+ * One endpoint's calls so far. Sparse, `cells` holds (bucket index, admitted, rejected) triples
+ * in the order they came (`used` numbers of it), so an endpoint with a few calls costs a few
+ * numbers whatever the range's length (an application's callers can make up thousands of such
+ * endpoints, docs/quota.md); once that would take more room than the range, dense: admitted at
+ * 2i and rejected at 2i + 1 for bucket i. Either way a read holds at most about 16 bytes per
+ * bucket of each endpoint, however the store splits its points.
+ */
+interface Endpoint {
+  calls: number;
+  dense: boolean;
+  cells: Float64Array;
+  used: number;
+}
 
-const filled = (byStart: Map<number, Counts>, starts: readonly number[]): SeriesPoint[] =>
-  starts.map((at) => {
-    const point = byStart.get(at);
-    return { at: new Date(at).toISOString(), admitted: point?.admitted ?? 0, rejected: point?.rejected ?? 0 };
-  });
-
-/** Adds the points of one endpoint into per-bucket sums. */
-function addInto(sums: Map<number, Counts>, byStart: Map<number, Counts>): void {
-  for (const [at, point] of byStart) {
-    const sum = sums.get(at);
-    if (sum) {
-      sum.admitted += point.admitted;
-      sum.rejected += point.rejected;
-    } else sums.set(at, { admitted: point.admitted, rejected: point.rejected });
+/** Adds an endpoint's calls into per-bucket sums (dense). */
+function addInto(sums: Float64Array, { dense, cells, used }: Endpoint): void {
+  if (dense) {
+    for (let i = 0; i < cells.length; i++) sums[i]! += cells[i]!;
+    return;
+  }
+  for (let at = 0; at < used; at += 3) {
+    const bucket = 2 * cells[at]!;
+    sums[bucket]! += cells[at + 1]!;
+    sums[bucket + 1]! += cells[at + 2]!;
   }
 }
 
+export interface SeriesFold {
+  /** Folds in one round trip's points; those of the same endpoint and bucket add up. */
+  add(points: readonly HistoryPoint[]): void;
+  /** The answer of what was folded in. */
+  finish(): HistorySeries;
+}
+
 /**
- * One series per endpoint with points (or `apiPath` alone when given). Past MAX_HISTORY_SERIES
- * endpoints, the busiest are shown (ties by path) and the rest summed into `other`, with the
- * calls recorded without their path (OTHER_PATHS), so the answer's totals stay every call's.
+ * The answer for the buckets `starts` (UTC hours or days, `step` apart), folded from points
+ * given a round trip at a time. Points outside the buckets, and with `apiPath` those of other
+ * endpoints, are left out. The answer has one series per endpoint with points (or `apiPath`
+ * alone when given). Past MAX_HISTORY_SERIES endpoints, the busiest are shown (ties by path) and
+ * the rest summed into `other`, with the calls recorded without their path (OTHER_PATHS), so the
+ * answer's totals stay every call's.
  */
-export function toSeries(points: readonly HistoryPoint[], starts: readonly number[], apiPath?: string): HistorySeries {
-  const byPath = new Map<string, Map<number, Counts>>();
-  if (apiPath !== undefined) byPath.set(apiPath, new Map());
-  for (const point of points) {
-    let byStart = byPath.get(point.apiPath);
-    if (!byStart) byPath.set(point.apiPath, (byStart = new Map()));
-    byStart.set(point.start, point);
-  }
-  const sums = new Map<number, Counts>();
-  const unnamed = byPath.get(OTHER_PATHS);
-  if (unnamed) {
-    addInto(sums, unnamed);
-    byPath.delete(OTHER_PATHS);
-  }
-  const byPathOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-  let shown = [...byPath.keys()];
-  let left = 0;
-  if (shown.length > MAX_HISTORY_SERIES) {
-    const ranked = shown.map((path) => ({ path, calls: calls(byPath.get(path)!) })).sort((a, b) => b.calls - a.calls || byPathOrder(a.path, b.path));
-    shown = ranked.slice(0, MAX_HISTORY_SERIES).map(({ path }) => path);
-    for (const { path } of ranked.slice(MAX_HISTORY_SERIES)) addInto(sums, byPath.get(path)!);
-    left = ranked.length - MAX_HISTORY_SERIES;
-  }
+export function foldSeries(step: HistoryStep, starts: readonly number[], apiPath?: string): SeriesFold {
+  const first = starts[0] ?? 0;
+  const size = stepMs(step);
+  const byPath = new Map<string, Endpoint>();
+  const endpoint = (path: string): Endpoint => {
+    let known = byPath.get(path);
+    if (!known) byPath.set(path, (known = { calls: 0, dense: false, cells: new Float64Array(3 * 4), used: 0 }));
+    return known;
+  };
+  /** Twice the room for triples, or the dense form once that would be as large. */
+  const grow = (full: Endpoint): void => {
+    const room = 2 * full.cells.length;
+    const dense = room >= 2 * starts.length;
+    const cells = new Float64Array(dense ? 2 * starts.length : room);
+    if (dense) addInto(cells, full);
+    else cells.set(full.cells);
+    full.cells = cells;
+    full.dense = dense;
+  };
+  if (apiPath !== undefined) endpoint(apiPath);
+
+  const sumsOf = (endpoints: readonly Endpoint[]): Float64Array => {
+    const sums = new Float64Array(2 * starts.length);
+    for (const one of endpoints) addInto(sums, one);
+    return sums;
+  };
+
   return {
-    series: shown.sort(byPathOrder).map((path) => ({ api_path: path, points: filled(byPath.get(path)!, starts) })),
-    other: left === 0 && !unnamed ? null : { endpoints: left, points: filled(sums, starts) },
+    add(points) {
+      for (const { apiPath: path, start, admitted, rejected } of points) {
+        const index = (start - first) / size;
+        if (!(Number.isInteger(index) && index >= 0 && index < starts.length) || (apiPath !== undefined && path !== apiPath)) continue;
+        const into = endpoint(path);
+        if (!into.dense && into.used === into.cells.length) grow(into);
+        if (into.dense) {
+          into.cells[2 * index]! += admitted;
+          into.cells[2 * index + 1]! += rejected;
+        } else {
+          into.cells[into.used++] = index;
+          into.cells[into.used++] = admitted;
+          into.cells[into.used++] = rejected;
+        }
+        into.calls += admitted + rejected;
+      }
+    },
+    finish() {
+      const at = starts.map((start) => new Date(start).toISOString());
+      const filled = (sums: Float64Array): SeriesPoint[] => at.map((iso, i) => ({ at: iso, admitted: sums[2 * i]!, rejected: sums[2 * i + 1]! }));
+      const unnamed = byPath.get(OTHER_PATHS);
+      byPath.delete(OTHER_PATHS);
+      const byPathOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+      let shown = [...byPath.keys()];
+      let left: Endpoint[] = [];
+      if (shown.length > MAX_HISTORY_SERIES) {
+        const ranked = shown.sort((a, b) => byPath.get(b)!.calls - byPath.get(a)!.calls || byPathOrder(a, b));
+        left = ranked.slice(MAX_HISTORY_SERIES).map((path) => byPath.get(path)!);
+        shown = ranked.slice(0, MAX_HISTORY_SERIES);
+      }
+      return {
+        series: shown.sort(byPathOrder).map((path) => ({ api_path: path, points: filled(sumsOf([byPath.get(path)!])) })),
+        other: left.length === 0 && !unnamed ? null : { endpoints: left.length, points: filled(sumsOf(unnamed ? [...left, unnamed] : left)) },
+      };
+    },
   };
 }

@@ -69,11 +69,14 @@ export interface UsageHistoryStore {
    */
   add(counts: readonly HourCount[], now: number, retention: HistoryRetention): Promise<void>;
   /**
-   * The stored points of the query's range, in no particular order; buckets without calls may be
-   * missing. A store that reads a long range in several round trips tells `call` as each is
-   * answered (StoreCall.answered).
+   * Hands the stored points of the query's range to `onPoints`, a round trip's at a time, in no
+   * particular order, and resolves once all are handed; buckets without calls may be missing,
+   * and points of the same endpoint and bucket add up (a bucket may come in parts). A store that
+   * reads in several round trips tells `call` as each is answered (roundTripAnswered), so the
+   * deadline is the round trip's, and keeps each round trip small: `onPoints` folds the points
+   * into the answer, and the process serves nothing else meanwhile (docs/stores.md#usage-history).
    */
-  read(query: HistoryQuery, call?: StoreCall): Promise<HistoryPoint[]>;
+  read(query: HistoryQuery, call: StoreCall | undefined, onPoints: (points: readonly HistoryPoint[]) => void): Promise<void>;
 }
 
 export const stepMs = (step: HistoryStep): number => (step === 'hour' ? HOUR_MS : DAY_MS);

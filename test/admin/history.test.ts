@@ -12,6 +12,7 @@ import type { HistoryRetention } from '../../src/history/types.js';
 import { createPlatform } from '../../src/platform.js';
 import { createMemoryQuotaStore, createPostgresQuotaStore, createRedisQuotaStore, type QuotaStore } from '../../src/quota/index.js';
 import { accessToken, ADAPTER_NAMES, closeHosts, CONFIDENTIAL, OTHER, PING, ORDERS, ping, postOrder, startHost, testClock, type QuotaHost, type TestClock } from '../http/quota-helpers.js';
+import { readPoints } from '../history/fixtures.js';
 import { capturingLogger } from '../support/logger.js';
 import { databaseUrl, describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
 
@@ -159,7 +160,7 @@ function memoryStores(): SharedStore {
   const store = createMemoryQuotaStore();
   return {
     store: () => store,
-    retired: async (start, step) => (await store.history!.read({ clientId: CONFIDENTIAL.id, step, from: start, to: start + 1 })).length === 0,
+    retired: async (start, step) => (await readPoints(store.history!, { clientId: CONFIDENTIAL.id, step, from: start, to: start + 1 })).length === 0,
     close: () => store.close(),
   };
 }
@@ -289,7 +290,7 @@ describe('platform.close()', () => {
     });
     const verdict = await platform.guard!({ method: 'GET', path: PING, query: new URLSearchParams(), headers: { authorization: 'Bearer any' } } as unknown as PlatformRequest);
     expect(verdict.pass).toBe(true);
-    const read = () => store.history!.read({ clientId: 'app', step: 'hour', from: START - HOUR, to: START + HOUR });
+    const read = () => readPoints(store.history!, { clientId: 'app', step: 'hour', from: START - HOUR, to: START + HOUR });
     expect(await read()).toEqual([]);
     await platform.close();
     expect((await read()).map((point) => point.admitted)).toEqual([1]);
@@ -330,7 +331,7 @@ describe('a history store that fails', () => {
           if (down) throw new Error('history store down');
           return memory.history!.add(...args);
         },
-        read: (query) => memory.history!.read(query),
+        read: (...args) => memory.history!.read(...args),
       },
     };
     const logger = capturingLogger();

@@ -40,7 +40,7 @@ describePostgres('PostgreSQL stores sharing one fresh schema', () => {
         const oauth = createPostgresOAuthStore({ pool, schema });
         const quota = createPostgresQuotaStore({ pool, schema });
         const later = new Promise((resolve) => setTimeout(resolve, round)).then(() => oauth.getClient('a'));
-        return [quota.prepare(), quota.history!.read({ clientId: 'a', step: 'hour', from: 0, to: 1 }), later];
+        return [quota.prepare(), quota.history!.read({ clientId: 'a', step: 'hour', from: 0, to: 1 }, undefined, () => {}), later];
       }).flat();
       const outcomes = await Promise.allSettled(firstCalls);
       expect(outcomes.filter((outcome) => outcome.status === 'rejected'), `round ${round}`).toEqual([]);

@@ -7,7 +7,7 @@ import { createRedisQuotaStore } from '../../src/quota/index.js';
 import { scanKeys } from '../support/redis-cluster.js';
 import { describeRedisCluster, useRedisCluster } from '../support/redis-cluster-suite.js';
 import { uniqueName } from '../support/services.js';
-import { count, DAY, historyOf, HOUR, RETENTION, T } from './fixtures.js';
+import { count, DAY, historyOf, HOUR, readPoints, RETENTION, T } from './fixtures.js';
 
 
 describeRedisCluster('usage history on a Redis Cluster of three masters', () => {
@@ -27,7 +27,7 @@ describeRedisCluster('usage history on a Redis Cluster of three masters', () => 
     for (const id of ids) {
       const tag = `{${prefix}:h:${encodeURIComponent(id)}}:`;
       expect(perMaster.filter((keys) => keys.some((key) => key.startsWith(tag))), id).toHaveLength(1);
-      const days = await history.read({ clientId: id, step: 'day', from: T - 22 * HOUR, to: T + 2 * DAY });
+      const days = await readPoints(history, { clientId: id, step: 'day', from: T - 22 * HOUR, to: T + 2 * DAY });
       expect(days.map((point) => point.admitted)).toEqual(expect.arrayContaining([1, 2]));
     }
   });

@@ -23,9 +23,7 @@ function fakeStore() {
       if (failing) throw new Error('store down');
       sent.push(counts.map((count) => ({ ...count })));
     },
-    async read() {
-      return [];
-    },
+    async read() {},
   };
   return store;
 }

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { migrationSql } from '../../src/cli/migrate.js';
 import { createMemoryQuotaStore, createPostgresQuotaStore, createRedisQuotaStore, quotaMigrationSql, type QuotaStore } from '../../src/quota/index.js';
 import { databaseUrl, describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
-import { count, DAY, historyOf, HOUR, RETENTION, T } from './fixtures.js';
+import { count, DAY, historyOf, HOUR, readPoints, RETENTION, T } from './fixtures.js';
 
 const byStart = <P extends { start: number; apiPath: string }>(points: P[]) => [...points].sort((a, b) => a.start - b.start || a.apiPath.localeCompare(b.apiPath));
 
@@ -24,20 +24,20 @@ function describeHistoryStore(name: string, make: () => QuotaStore) {
       await one.add([count(app, '/a', T, 2, 1), count(app, '/b', T, 1), count(app, '/a', T + HOUR, 1)], T + HOUR, RETENTION);
       await two.add([count(app, '/a', T, 3), count(app, '/a', T + 2 * HOUR, 0, 4), count('someone-else', '/a', T, 9)], T + 2 * HOUR, RETENTION);
 
-      const hours = await one.read({ clientId: app, step: 'hour', from: T, to: T + 3 * HOUR });
+      const hours = await readPoints(one, { clientId: app, step: 'hour', from: T, to: T + 3 * HOUR });
       expect(byStart(hours)).toEqual([
         { apiPath: '/a', step: 'hour', start: T, admitted: 5, rejected: 1 },
         { apiPath: '/b', step: 'hour', start: T, admitted: 1, rejected: 0 },
         { apiPath: '/a', step: 'hour', start: T + HOUR, admitted: 1, rejected: 0 },
         { apiPath: '/a', step: 'hour', start: T + 2 * HOUR, admitted: 0, rejected: 4 },
       ]);
-      const days = await two.read({ clientId: app, apiPath: '/a', step: 'day', from: T - 22 * HOUR, to: T + 2 * DAY });
+      const days = await readPoints(two, { clientId: app, apiPath: '/a', step: 'day', from: T - 22 * HOUR, to: T + 2 * DAY });
       expect(byStart(days)).toEqual([
         { apiPath: '/a', step: 'day', start: T - 22 * HOUR, admitted: 6, rejected: 1 },
         { apiPath: '/a', step: 'day', start: T + 2 * HOUR, admitted: 0, rejected: 4 },
       ]);
       // The range is [from, to).
-      expect(await one.read({ clientId: app, step: 'hour', from: T + HOUR, to: T + 2 * HOUR })).toHaveLength(1);
+      expect(await readPoints(one, { clientId: app, step: 'hour', from: T + HOUR, to: T + 2 * HOUR })).toHaveLength(1);
     });
 
     it('does not write hours or days already past their retention', async () => {
@@ -45,8 +45,8 @@ function describeHistoryStore(name: string, make: () => QuotaStore) {
       const app = uniqueName('old');
       const now = T + 2 * DAY;
       await history.add([count(app, '/a', T - 3 * DAY, 1)], now, { hourlyDays: 1, dailyDays: 2 });
-      expect(await history.read({ clientId: app, step: 'hour', from: 0, to: now })).toEqual([]);
-      expect(await history.read({ clientId: app, step: 'day', from: 0, to: now })).toEqual([]);
+      expect(await readPoints(history, { clientId: app, step: 'hour', from: 0, to: now })).toEqual([]);
+      expect(await readPoints(history, { clientId: app, step: 'day', from: 0, to: now })).toEqual([]);
     });
   });
 }
@@ -115,7 +115,7 @@ describePostgres('PostgreSQL', () => {
     const hours = [0, 23, 24, 47, 48, 383, 384, 399];
     await history.add(hours.map((h) => count(app, '/a', T + h * HOUR, h + 1)), T + 399 * HOUR, RETENTION);
     let answered = 0;
-    const points = await history.read({ clientId: app, step: 'hour', from: T, to: T + 400 * HOUR }, { waiting() {}, sent() {}, answered: () => answered++, failing: false });
+    const points = await readPoints(history, { clientId: app, step: 'hour', from: T, to: T + 400 * HOUR }, { waiting() {}, sent() {}, answered: () => answered++, failing: false });
     expect(byStart(points).map((p) => [(p.start - T) / HOUR, p.admitted])).toEqual(hours.map((h) => [h, h + 1]));
     expect(answered).toBe(17);
   });
@@ -126,7 +126,7 @@ describePostgres('PostgreSQL', () => {
     await pool.query(quotaMigrationSql({ schema: own }));
     const history = historyOf(createPostgresQuotaStore({ pool, schema: own, migrate: false }));
     await history.add([count('app', '/a', T, 1)], T, RETENTION);
-    expect(await history.read({ clientId: 'app', step: 'day', from: 0, to: T + DAY })).toHaveLength(1);
+    expect(await readPoints(history, { clientId: 'app', step: 'day', from: 0, to: T + DAY })).toHaveLength(1);
   });
 });
 

@@ -10,10 +10,10 @@
  *
  * Round trips: one pipeline per flush; on a Cluster one per application (a Cluster pipeline
  * must stay on one node), sent together. A read: one HSCAN page at a time, each folded into the
- * answer before the next is asked for. A day's hash of an application calling a thousand
- * endpoints holds some 50,000 fields, and the client's one connection is shared with the quota
- * guard and the OAuth store: while a reply is parsed none of their answers is read, so a reply
- * of a whole key, or of every key at once, would hold them past their deadline
+ * answer before the next is asked for. The client's one connection is shared with the quota
+ * guard and the OAuth store, whose answers wait behind a reply being read: a day's hash of an
+ * application calling a thousand endpoints holds some 40,000 fields (a few hundred ms to read at
+ * once), and 41 days of them in one pipeline are seconds, past their deadline
  * (docs/stores.md#usage-history).
  */
 import { globEscape } from '../core/redis-scan.js';
@@ -33,7 +33,7 @@ interface HashScanning {
   hscan(key: string, cursor: string, match: 'MATCH', pattern: string, count: 'COUNT', n: number): Promise<[cursor: string, fieldsAndValues: string[]]>;
 }
 
-/** Fields an HSCAN page holds about: some 100 kB of reply, parsed in about a millisecond. */
+/** Fields an HSCAN page holds about: some 100 kB of reply, a few milliseconds to read and fold. */
 const READ_COUNT = 2000;
 
 export interface RedisHistoryStoreOptions {

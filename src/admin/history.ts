@@ -82,7 +82,10 @@ export function historyRoutes(basePath: string, access: AdminAccessCheck, deps: 
         if (deps.clients && !(await deps.clients.getClient(query.client_id))) throw new NotFoundError(`No client ${JSON.stringify(query.client_id)}`);
         const first = starts[0];
         const answer = foldSeries(query.step, starts, apiPath);
-        if (first !== undefined) await deps.storeGuard.run((call) => deps.history.read({ clientId: query.client_id, apiPath, step: query.step, from: first, to }, call, answer.add));
+        if (first !== undefined) {
+          const points = await deps.storeGuard.run((call) => deps.history.read({ clientId: query.client_id, apiPath, step: query.step, from: first, to }, call, answer.add));
+          if (points) answer.add(points);
+        }
         return ok({ client_id: query.client_id, step: query.step, ...answer.finish() });
       },
     }),

@@ -75,8 +75,9 @@ export interface UsageHistoryStore {
    * reads in several round trips tells `call` as each is answered (roundTripAnswered), so the
    * deadline is the round trip's, and keeps each round trip small: `onPoints` folds the points
    * into the answer, and the process serves nothing else meanwhile (docs/stores.md#usage-history).
+   * A store of one round trip may resolve with its points instead.
    */
-  read(query: HistoryQuery, call: StoreCall | undefined, onPoints: (points: readonly HistoryPoint[]) => void): Promise<void>;
+  read(query: HistoryQuery, call: StoreCall | undefined, onPoints: (points: readonly HistoryPoint[]) => void): Promise<void | readonly HistoryPoint[]>;
 }
 
 export const stepMs = (step: HistoryStep): number => (step === 'hour' ? HOUR_MS : DAY_MS);

@@ -346,4 +346,19 @@ describe('a history store that fails', () => {
     down = false;
     await shows(h, { client_id: CONFIDENTIAL.id }, { [PING]: [{ at: iso(START - (START % HOUR)), admitted: 4, rejected: 0 }] });
   });
+
+  it('reads a history store of one round trip that resolves with its points instead of handing them over', async () => {
+    const memory = createMemoryQuotaStore();
+    const store: QuotaStore = {
+      kind: 'custom',
+      consume: (request) => memory.consume(request),
+      consumeSync: (request) => memory.consumeSync(request),
+      peek: (request) => memory.peek(request),
+      history: { kind: 'custom', add: (...args) => memory.history!.add(...args), read: (query) => readPoints(memory.history!, query) },
+    };
+    const h = await startHost('express', { quota: { store, history: { flushIntervalMs: FLUSH_MS } }, clock: testClock(START), platform: { admin: { token: TOKEN } } });
+    const { token } = await accessToken(h, CONFIDENTIAL);
+    for (let i = 0; i < 2; i += 1) expect((await ping(h, token)).status).toBe(200);
+    await shows(h, { client_id: CONFIDENTIAL.id }, { [PING]: [{ at: iso(START - (START % HOUR)), admitted: 2, rejected: 0 }] });
+  });
 });

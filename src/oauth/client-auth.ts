@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { readBasicAuth } from '../core/basic-auth.js';
 import { countedAddress } from '../core/client-address.js';
 import { header, type PlatformRequest } from '../core/http.js';
+import { isClientId } from './client-record.js';
 import { verifyClientSecret } from './client-secret.js';
 import type { OAuthContext } from './context.js';
 import { OAuthProtocolError } from './errors.js';
@@ -126,7 +127,8 @@ function countedKeys(address: string, clientId: string): CountedKey[] {
 }
 
 function failed(clientId: string, context: OAuthContext): OAuthProtocolError {
-  context.logger.info({ clientId }, 'client authentication failed');
+  // An id no client can have is not logged as sent: any caller could write megabytes a request.
+  context.logger.info(isClientId(clientId) ? { clientId } : { clientIdLength: clientId.length }, 'client authentication failed');
   context.telemetry.clientAuthFailed();
   return invalidClient();
 }

@@ -16,15 +16,33 @@ export const DAMAGE_REPORT_MS = 3_600_000;
 /** Damaged things remembered as logged at most; past it the least recently met go first. */
 const MAX_REMEMBERED = 10_000;
 
-/** Runs `log` at most once per DAMAGE_REPORT_MS for each `key`. */
+/**
+ * Lines one report writes per DAMAGE_REPORT_MS at most, whatever the damaged things: a rule
+ * source that answers badly for every path of a family makes each path a new one, and callers
+ * choose the paths.
+ */
+export const MAX_DAMAGE_REPORTS = 20;
+
+/** Runs `log` at most once per DAMAGE_REPORT_MS for each `key`, and at most MAX_DAMAGE_REPORTS times in that long. */
 export type DamageReport = (key: string, log: () => void) => void;
 
-export function damageReport(now: Clock): DamageReport {
+export function damageReport(now: Clock, logger: Logger, what: string): DamageReport {
   const reported = new BoundedCache<string, true>({ max: MAX_REMEMBERED, now });
+  let windowStart = Number.NEGATIVE_INFINITY;
+  let lines = 0;
   return (key, log) => {
     if (reported.get(key)) return;
     reported.set(key, true, DAMAGE_REPORT_MS);
-    log();
+    const at = now();
+    if (at - windowStart >= DAMAGE_REPORT_MS) {
+      windowStart = at;
+      lines = 0;
+    }
+    lines++;
+    if (lines <= MAX_DAMAGE_REPORTS) log();
+    else if (lines === MAX_DAMAGE_REPORTS + 1) {
+      logger.warn({ resumesInMs: windowStart + DAMAGE_REPORT_MS - at }, `quota: more than ${MAX_DAMAGE_REPORTS} ${what} within the hour; no more are logged until it is over`);
+    }
   };
 }
 
@@ -34,7 +52,7 @@ export function damageReport(now: Clock): DamageReport {
  * them and the admin API's reset, which deletes the damaged counters (docs/operator.md#usage).
  */
 export function damagedCounters(config: { logger: Logger; now: Clock; onStoreError: OnStoreError; insurance: boolean; storeKind: string }) {
-  const report = damageReport(config.now);
+  const report = damageReport(config.now, config.logger, 'damaged counters');
   const meanwhile =
     config.onStoreError === 'closed' ? 'answered 503 (onStoreError: closed)'
     : config.insurance ? 'admitted under the local insurance limit (onStoreError: open)'

@@ -18,7 +18,7 @@ import type { StoreGuard } from '../core/store-guard.js';
 import { damageReport } from './damaged.js';
 import { asDependencyError, QuotaStoreError } from './errors.js';
 import type { QuotaConfig } from './options.js';
-import { checkFiledRule, resolveRule, type MatchedRules, type ResolvedQuotaRule, type RuleSource } from './rules.js';
+import { checkAnswer, checkFiledRule, resolveRule, type MatchedRules, type ResolvedQuotaRule, type RuleSource } from './rules.js';
 
 /** Raw paths, and client and path pairs of a static list, remembered at most. */
 const MAX_REMEMBERED = 10_000;
@@ -52,11 +52,11 @@ export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' 
   /** Pairs whose answer held an invalid rule, for as long as an answer is kept. */
   const refused = new PairCache<QuotaStoreError>({ max: maxEntries, ttlMs, now });
   /** Invalid rules are logged once an hour, by what is wrong with them (damaged.ts). */
-  const report = damageReport(now);
+  const report = damageReport(now, logger, 'invalid rules');
 
   const checked = (matched: MatchedRules | undefined, clientId: string, apiPath: string): ResolvedQuotaRule => {
-    const found = matched ?? {};
     try {
+      const found = checkAnswer(matched, `rule source (answer for ${JSON.stringify(clientId)} and ${apiPath})`);
       return resolveRule(
         {
           ...(found.client !== undefined ? { client: checkFiledRule(found.client, { scope: 'client', clientId, apiPath }, `rule source (client rule of ${JSON.stringify(clientId)} for ${apiPath})`) } : {}),

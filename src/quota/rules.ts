@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { configurationError } from '../core/errors.js';
+import { isPlainObject } from '../core/plain-object.js';
 import { countOption } from '../core/option-schemas.js';
 import { joinField, parseConfig } from '../core/validation.js';
 import { hasDotSegment, readApiPath } from './api-path.js';
@@ -159,6 +160,19 @@ export const quotaDefaultsSchema = z
  */
 export function checkRule(rule: unknown, where = 'quota rule'): QuotaRule {
   return parseConfig(quotaRuleSchema, rule, 'invalid_option', where);
+}
+
+/**
+ * A rule source's answer, checked: nothing (undefined, null) or an object of `client` and
+ * `global`. Anything else (an array of rules, a misspelt `Global`) is refused like a bad rule,
+ * rather than taken for "no rule" and the defaults applied in silence.
+ */
+export function checkAnswer(answer: unknown, where: string): MatchedRules {
+  if (answer === undefined || answer === null) return {};
+  if (!isPlainObject(answer)) throw configurationError('invalid_option', where, 'must be an object of `client` and `global` rules');
+  const unknown = Object.keys(answer).find((key) => key !== 'client' && key !== 'global');
+  if (unknown !== undefined) throw configurationError('invalid_option', joinField(where, unknown), 'is not `client` or `global`');
+  return answer as MatchedRules;
 }
 
 /** What names a rule: two rules with the same key cannot both apply. */

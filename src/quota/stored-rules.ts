@@ -4,14 +4,21 @@
  * admin API refuses to write anyway.
  */
 import { isThenable } from '../core/maybe-promise.js';
+import { isPlainObject } from '../core/plain-object.js';
 import type { MatchedRules, RuleSource } from './rules.js';
 import type { QuotaRuleStore } from './store/types.js';
 
 export function withStoredRules(configured: RuleSource, stored: QuotaRuleStore): RuleSource {
-  const merge = (first: MatchedRules, second: MatchedRules): MatchedRules => {
-    const client = first.client ?? second.client;
-    const global = first.global ?? second.global;
-    return { ...(client ? { client } : {}), ...(global ? { global } : {}) };
+  // A rule present in either is passed on, whatever it holds: the rule check refuses what is not
+  // one (rule-lookup.ts), so a stored `null` is an invalid rule, not the absence of one.
+  const merge = (answer: MatchedRules | null | undefined, second: MatchedRules): MatchedRules => {
+    const first: MatchedRules = answer ?? {};
+    // Not an answer at all (a host's source answered an array, a string): passed on for the check to refuse.
+    if (!isPlainObject(first as unknown)) return first;
+    const client = first.client !== undefined ? first.client : second.client;
+    const global = first.global !== undefined ? first.global : second.global;
+    // Any other key of the answer stays, for the check to refuse (a misspelt `Global`).
+    return { ...first, ...(client !== undefined ? { client } : {}), ...(global !== undefined ? { global } : {}) };
   };
   return {
     findRules(clientId, apiPath) {

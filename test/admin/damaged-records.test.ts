@@ -12,7 +12,7 @@ import { createRedisQuotaStore } from '../../src/quota/index.js';
 import { ruleKey } from '../../src/quota/store/types.js';
 import { capturingLogger } from '../support/logger.js';
 import { describeRedis, redisUrl, uniqueName } from '../support/services.js';
-import { accessToken, closeHosts, CONFIDENTIAL, ORDERS, OTHER, PING, ping, startHost } from '../http/quota-helpers.js';
+import { accessToken, closeHosts, CONFIDENTIAL, ORDER_ITEM, ORDERS, OTHER, PING, ping, startHost } from '../http/quota-helpers.js';
 
 const TOKEN = 'operator-token-0123456789abcdef0123456789';
 const OPERATOR = { authorization: `Bearer ${TOKEN}` };
@@ -44,7 +44,7 @@ describeRedis('damaged records in a Redis store', () => {
     const rules = `${prefix}:quota:rules`;
     await client.hset(rules, ruleKey({ scope: 'global', apiPath: PING }), '{"scope":"global","apiPath":"/openapi/v1/pi');
     await client.hset(rules, ruleKey({ scope: 'client', clientId: CONFIDENTIAL.id, apiPath: PING }), '42');
-    await client.hset(rules, ruleKey({ scope: 'global', apiPath: '/openapi/v1/x' }), 'null');
+    await client.hset(rules, ruleKey({ scope: 'global', apiPath: ORDER_ITEM }), 'null');
     await client.hset(rules, ruleKey({ scope: 'global', apiPath: ORDERS }), JSON.stringify({ scope: 'global', apiPath: ORDERS, minute: 10, cost: 5000 }));
     const { token } = await accessToken(h, CONFIDENTIAL);
     for (let i = 0; i < 3; i += 1) expect((await ping(h, token)).status).toBe(200);
@@ -59,13 +59,33 @@ describeRedis('damaged records in a Redis store', () => {
       expect.arrayContaining([
         { scope: 'global', apiPath: PING, source: 'store', invalid: 'must be an object' },
         { scope: 'client', clientId: CONFIDENTIAL.id, apiPath: PING, source: 'store', invalid: 'must be an object' },
-        { scope: 'global', apiPath: '/openapi/v1/x', source: 'store', invalid: 'must be an object' },
+        { scope: 'global', apiPath: ORDER_ITEM, source: 'store', invalid: 'must be an object' },
         { scope: 'global', apiPath: ORDERS, minute: 10, cost: 5000, source: 'store', invalid: 'cost: must be at most 1000' },
       ]),
     );
     // Deleted by the key it is stored under, as any rule.
     const removed = await h.http().delete(`/admin/rules?${new URLSearchParams({ scope: 'global', api_path: PING })}`).set(OPERATOR);
     expect(removed.status, removed.text).toBe(200);
+
+    // JSON null is a rule that is not one, refused like the others, not taken for no rule.
+    expect((await ping(h, token, '/openapi/v1/orders/7')).status).toBe(200);
+    expect(logger.records.filter((r) => r.level === 'error').map((r) => r.message)).toEqual([
+      expect.stringContaining(`client rule of "${CONFIDENTIAL.id}" for ${PING}`),
+      expect.stringContaining(`global rule for ${ORDER_ITEM}): must be an object`),
+    ]);
+    expect(outages()).toEqual([]);
+  });
+
+  it('an entry under another spelling of a rule key is neither applied nor listed', async () => {
+    const { h } = await host();
+    const rules = `${prefix}:quota:rules`;
+    await client.del(rules);
+    const spelt = JSON.stringify({ scope: 'global', apiPath: PING, minute: 1 });
+    await client.hset(rules, '[ "global", "", "/openapi/v1/ping" ]', spelt, '["global","x","/openapi/v1/ping"]', spelt);
+    const { token } = await accessToken(h, CONFIDENTIAL);
+    expect([(await ping(h, token)).status, (await ping(h, token)).status]).toEqual([200, 200]);
+    const listed = await h.http().get('/admin/rules').set(OPERATOR);
+    expect(listed.body.data.filter((rule: { source: string }) => rule.source === 'store')).toEqual([]);
   });
 
   it('a stored rule filed under one application but naming another applies to neither: listed under its key as invalid, deleted by it', async () => {

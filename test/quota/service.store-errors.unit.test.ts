@@ -190,6 +190,43 @@ describe('a custom rule source returning a bad rule', () => {
   });
 });
 
+describe('a custom rule source answering what is not an answer', () => {
+  it.each<[string, unknown]>([
+    ['an array of rules', [{ scope: 'global', apiPath: '/x', minute: 2 }]],
+    ['a string', 'minute=2'],
+    ['a misspelt key', { Global: { scope: 'global', apiPath: '/x', minute: 2 } }],
+    ['a client rule of null', { client: null }],
+    ['a global rule naming another path', { global: { scope: 'global', apiPath: '/y', minute: 2 } }],
+  ])('refuses %s like a bad rule, not the defaults in silence', async (_name, answer) => {
+    const rules = { findRules: () => answer } as unknown as RuleSource;
+    const { quota, logger } = service({ rules, onStoreError: 'closed' });
+    const d = await quota.consume('app', '/x');
+    expect(d.outcome).toBe('store_unavailable');
+    expect(logger.records.map((r) => [r.level, r.message])).toEqual([['error', expect.stringMatching(/^quota: invalid rule, rule source/)]]);
+    expect(quota.degraded).toBe(false);
+  });
+
+  it.each([undefined, null])('takes %s for no rule: the defaults', async (answer) => {
+    const rules = { findRules: () => answer } as unknown as RuleSource;
+    const { quota, logger } = service({ rules, onStoreError: 'closed' });
+    const d = await quota.consume('app', '/x');
+    expect(d.outcome === 'admitted' && d.rule.scope).toBe('system');
+    expect(logger.records).toEqual([]);
+  });
+
+  it('logs at most 20 invalid rules an hour, however many paths its callers make up', async () => {
+    // One family rule answered for every path under /orders/: refused for each (it names another path).
+    const rules: RuleSource = { findRules: () => ({ global: { scope: 'global', apiPath: '/orders', minute: 5 } }) };
+    const { quota, logger, advance } = service({ rules });
+    for (let i = 0; i < 100; i++) await quota.consume('app', `/orders/${i}`);
+    expect(logger.records.map((r) => r.level)).toEqual([...Array.from({ length: 20 }, () => 'error'), 'warn']);
+    expect(logger.records.at(-1)?.message).toMatch(/more than 20 invalid rules within the hour/);
+    advance(3_600_000);
+    await quota.consume('app', '/orders/new');
+    expect(logger.records).toHaveLength(22);
+  });
+});
+
 describe('a counter the store answers a data error about', () => {
   /** A memory store whose counters of `damaged` ("client path") are answered as a Redis key holding a hash is. */
   const damagedStore = (damaged: Set<string>): QuotaStore => {

@@ -145,13 +145,17 @@ export function ruleKey(key: QuotaRuleKey): string {
   return JSON.stringify([key.scope, key.scope === 'client' ? (key.clientId ?? '') : '', key.apiPath]);
 }
 
-/** The key `ruleKey` spelt, read back (a stored rule's key; undefined for text it never writes). */
+/**
+ * The key `ruleKey` spelt, read back (a stored rule's key). Undefined for any other text, even
+ * JSON of the same parts spelt otherwise: no lookup asks for such a key, so nothing filed under
+ * it applies.
+ */
 export function ruleKeyOf(text: string): QuotaRuleKey | undefined {
   const parsed = storedJson(text);
   if (!Array.isArray(parsed) || parsed.length !== 3 || !parsed.every((part) => typeof part === 'string')) return undefined;
   const [scope, clientId, apiPath] = parsed as [string, string, string];
-  if (scope === 'client') return { scope, clientId, apiPath };
-  return scope === 'global' ? { scope, apiPath } : undefined;
+  const key: QuotaRuleKey | undefined = scope === 'client' ? { scope, clientId, apiPath } : scope === 'global' ? { scope, apiPath } : undefined;
+  return key && ruleKey(key) === text ? key : undefined;
 }
 
 /** The periods of a rejected call whose limit `cost` would cross, in request order. */

@@ -44,37 +44,59 @@ export function bucketStarts(step: HistoryStep, from: number, to: number): numbe
 }
 
 /**
- * One endpoint's calls so far. Sparse, `cells` holds (bucket index, admitted, rejected) triples
- * in the order they came (`used` numbers of it), so an endpoint with a few calls costs a few
- * numbers whatever the range's length (an application's callers can make up thousands of such
- * endpoints, docs/quota.md); once that would take more room than the range, dense: admitted at
- * 2i and rejected at 2i + 1 for bucket i. Either way a read holds at most about 16 bytes per
- * bucket of each endpoint, however the store splits its points.
+ * One endpoint's calls so far. Sparse, `cells` is an array of (bucket index, admitted, rejected)
+ * triples in the order they came, so an endpoint with a call or two costs a few numbers whatever
+ * the range's length (an application's callers can make up hundreds of thousands of such
+ * endpoints, docs/quota.md); once that would take more room than the range, dense: a
+ * Float64Array with admitted at 2i and rejected at 2i + 1 for bucket i. Either way an endpoint
+ * takes at most about 16 bytes per bucket, however the store splits its points.
  */
 interface Endpoint {
   calls: number;
-  dense: boolean;
-  cells: Float64Array;
-  used: number;
+  cells: number[] | Float64Array;
 }
 
 /** Adds an endpoint's calls into per-bucket sums (dense). */
-function addInto(sums: Float64Array, { dense, cells, used }: Endpoint): void {
-  if (dense) {
+function addInto(sums: Float64Array, { cells }: Endpoint): void {
+  if (cells instanceof Float64Array) {
     for (let i = 0; i < cells.length; i++) sums[i]! += cells[i]!;
     return;
   }
-  for (let at = 0; at < used; at += 3) {
+  for (let at = 0; at < cells.length; at += 3) {
     const bucket = 2 * cells[at]!;
     sums[bucket]! += cells[at + 1]!;
     sums[bucket + 1]! += cells[at + 2]!;
   }
 }
 
+const byPathOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The `count` endpoints with the most calls (ties by path), found without sorting them all:
+ * one pass keeping the best so far in order.
+ */
+function busiest(byPath: ReadonlyMap<string, Endpoint>, count: number): string[] {
+  const top: { path: string; calls: number }[] = [];
+  const before = (path: string, calls: number, other: { path: string; calls: number }) => calls > other.calls || (calls === other.calls && path < other.path);
+  for (const [path, { calls }] of byPath) {
+    if (top.length === count && !before(path, calls, top[count - 1]!)) continue;
+    let low = 0;
+    let high = top.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (before(path, calls, top[middle]!)) high = middle;
+      else low = middle + 1;
+    }
+    top.splice(low, 0, { path, calls });
+    if (top.length > count) top.pop();
+  }
+  return top.map(({ path }) => path);
+}
+
 export interface SeriesFold {
   /** Folds in one round trip's points; those of the same endpoint and bucket add up. */
   add(points: readonly HistoryPoint[]): void;
-  /** The answer of what was folded in. */
+  /** The answer of what was folded in; once, at the end. */
   finish(): HistorySeries;
 }
 
@@ -90,24 +112,9 @@ export function foldSeries(step: HistoryStep, starts: readonly number[], apiPath
   const first = starts[0] ?? 0;
   const size = stepMs(step);
   const byPath = new Map<string, Endpoint>();
-  const endpoint = (path: string): Endpoint => {
-    let known = byPath.get(path);
-    if (!known) byPath.set(path, (known = { calls: 0, dense: false, cells: new Float64Array(3 * 4), used: 0 }));
-    return known;
-  };
-  /** Twice the room for triples, or the dense form once that would be as large. */
-  const grow = (full: Endpoint): void => {
-    const room = 2 * full.cells.length;
-    const dense = room >= 2 * starts.length;
-    const cells = new Float64Array(dense ? 2 * starts.length : room);
-    if (dense) addInto(cells, full);
-    else cells.set(full.cells);
-    full.cells = cells;
-    full.dense = dense;
-  };
-  if (apiPath !== undefined) endpoint(apiPath);
+  if (apiPath !== undefined) byPath.set(apiPath, { calls: 0, cells: [] });
 
-  const sumsOf = (endpoints: readonly Endpoint[]): Float64Array => {
+  const sumsOf = (endpoints: Iterable<Endpoint>): Float64Array => {
     const sums = new Float64Array(2 * starts.length);
     for (const one of endpoints) addInto(sums, one);
     return sums;
@@ -118,17 +125,23 @@ export function foldSeries(step: HistoryStep, starts: readonly number[], apiPath
       for (const { apiPath: path, start, admitted, rejected } of points) {
         const index = (start - first) / size;
         if (!(Number.isInteger(index) && index >= 0 && index < starts.length) || (apiPath !== undefined && path !== apiPath)) continue;
-        const into = endpoint(path);
-        if (!into.dense && into.used === into.cells.length) grow(into);
-        if (into.dense) {
-          into.cells[2 * index]! += admitted;
-          into.cells[2 * index + 1]! += rejected;
-        } else {
-          into.cells[into.used++] = index;
-          into.cells[into.used++] = admitted;
-          into.cells[into.used++] = rejected;
+        const into = byPath.get(path);
+        if (!into) {
+          byPath.set(path, { calls: admitted + rejected, cells: [index, admitted, rejected] });
+          continue;
         }
         into.calls += admitted + rejected;
+        if (!(into.cells instanceof Float64Array)) {
+          if (into.cells.length + 3 <= 2 * starts.length) {
+            into.cells.push(index, admitted, rejected);
+            continue;
+          }
+          const dense = new Float64Array(2 * starts.length);
+          addInto(dense, into);
+          into.cells = dense;
+        }
+        into.cells[2 * index]! += admitted;
+        into.cells[2 * index + 1]! += rejected;
       }
     },
     finish() {
@@ -136,18 +149,12 @@ export function foldSeries(step: HistoryStep, starts: readonly number[], apiPath
       const filled = (sums: Float64Array): SeriesPoint[] => at.map((iso, i) => ({ at: iso, admitted: sums[2 * i]!, rejected: sums[2 * i + 1]! }));
       const unnamed = byPath.get(OTHER_PATHS);
       byPath.delete(OTHER_PATHS);
-      const byPathOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-      let shown = [...byPath.keys()];
-      let left: Endpoint[] = [];
-      if (shown.length > MAX_HISTORY_SERIES) {
-        const ranked = shown.sort((a, b) => byPath.get(b)!.calls - byPath.get(a)!.calls || byPathOrder(a, b));
-        left = ranked.slice(MAX_HISTORY_SERIES).map((path) => byPath.get(path)!);
-        shown = ranked.slice(0, MAX_HISTORY_SERIES);
-      }
-      return {
-        series: shown.sort(byPathOrder).map((path) => ({ api_path: path, points: filled(sumsOf([byPath.get(path)!])) })),
-        other: left.length === 0 && !unnamed ? null : { endpoints: left.length, points: filled(sumsOf(unnamed ? [...left, unnamed] : left)) },
-      };
+      const shown = byPath.size > MAX_HISTORY_SERIES ? busiest(byPath, MAX_HISTORY_SERIES) : [...byPath.keys()];
+      const series = shown.sort(byPathOrder).map((path) => ({ api_path: path, points: filled(sumsOf([byPath.get(path)!])) }));
+      const left = byPath.size - shown.length;
+      if (left === 0 && !unnamed) return { series, other: null };
+      for (const path of shown) byPath.delete(path);
+      return { series, other: { endpoints: left, points: filled(sumsOf(unnamed ? [...byPath.values(), unnamed] : byPath.values())) } };
     },
   };
 }

@@ -29,6 +29,22 @@ function nodeHeadersOf(info: unknown): Readonly<Record<string, HeaderValue>> | u
   return typeof headers === 'object' && headers !== null ? headers : undefined;
 }
 
+/**
+ * The request's body as a stream. @hono/node-server builds the Request behind `request.body` only
+ * when it is read, from the Host header and the path, and a Host no URL can hold (`999.1.1.1`)
+ * makes that throw; Node's own request is then the same body, unread (the other hosts answer
+ * such a request as any other: docs/hosts.md).
+ */
+function bodyOf(request: Request, info: unknown): AsyncIterable<Uint8Array> | undefined {
+  try {
+    return (request.body ?? undefined) as unknown as AsyncIterable<Uint8Array> | undefined;
+  } catch (error) {
+    const incoming = typeof info === 'object' && info !== null ? (info as { incoming?: unknown }).incoming : undefined;
+    if (typeof incoming === 'object' && incoming !== null && Symbol.asyncIterator in incoming) return incoming as AsyncIterable<Uint8Array>;
+    throw error;
+  }
+}
+
 /** The peer address a fetch host knows of: Bun, Deno and @hono/node-server each tell it their own way. */
 export function peerAddressOf(request: Request, info: unknown): string | undefined {
   if (typeof info !== 'object' || info === null) return undefined;
@@ -133,7 +149,7 @@ export async function fromFetchRequest(request: Request, { path, query }: Platfo
     headers: nodeHeadersOf(parts.info) ?? headersOf(request),
     parsedBody,
     // A ReadableStream is async-iterable on Node, Bun and Deno; the core reads it within bodyLimit.
-    body: parsedBody === undefined && request.body ? (request.body as unknown as AsyncIterable<Uint8Array>) : undefined,
+    body: parsedBody === undefined ? bodyOf(request, parts.info) : undefined,
     ip: peerAddressOf(request, parts.info),
     raw: parts.raw,
   };

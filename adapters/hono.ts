@@ -34,7 +34,13 @@ export interface HonoPlatform extends MiddlewareHandler {
  * `c.req.parseBody()` read, and the request stream can be read only once.
  */
 function hostReadBody(c: Context): (() => Promise<unknown>) | undefined {
-  return c.req.raw.bodyUsed ? () => c.req.text() : undefined;
+  let used = false;
+  try {
+    used = c.req.raw.bodyUsed;
+  } catch {
+    // @hono/node-server could not build the Request (a Host no URL holds): nothing has read it.
+  }
+  return used ? () => c.req.text() : undefined;
 }
 
 interface NodeResponse {

@@ -124,6 +124,15 @@ function sendJson(res: ServerResponse, body: unknown): void {
 }
 
 /** Like @koa/router's defaults (and Express's and Connect's): case-insensitive, a trailing slash allowed. */
+/** The URL's path as the WHATWG URL reads it; as sent when the Host makes no URL (`999.1.1.1`), which the platform answers itself. */
+function pathnameOf(request: Request): string {
+  try {
+    return new URL(request.url).pathname;
+  } catch {
+    return request.url.replace(/^[a-z]+:\/\/[^/]*/i, '').replace(/[?#].*$/, '');
+  }
+}
+
 function hostPath(path: string): string {
   return (path.length > 1 ? path.replace(/\/+$/, '') : path).toLowerCase();
 }
@@ -168,7 +177,7 @@ async function hostListener(adapter: AdapterName, setup: HostSetup, clock: TestC
   }
 
   if (adapter === 'hono') {
-    const app = new Hono({ getPath: (req) => hostPath(new URL(req.url).pathname) });
+    const app = new Hono({ getPath: (req) => hostPath(pathnameOf(req)) });
     const platform = honoPlatform({ ...base, oauth: { ...oauth, authenticate: (c) => userOf(Object.fromEntries(c.req.raw.headers)) } as OAuthOptions<Context> });
     app.use(platform);
     app.get(PING, platform.quota(), (c) => c.json(answer('ping', c.get('platformAuth'))));

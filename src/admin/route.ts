@@ -6,11 +6,11 @@
 import { z } from 'zod';
 import { CONTROL_CHARACTERS_PROBLEM, NO_CONTROL_CHARACTERS } from '../core/control-characters.js';
 import { envelopeError, errorEnvelope, failureEnvelopeSchema, okEnvelopeSchema } from '../core/envelope.js';
-import { ValidationError, type PlatformError } from '../core/errors.js';
+import type { PlatformError } from '../core/errors.js';
 import type { PlatformRequest, PlatformResponse } from '../core/http.js';
 import type { RouteDoc, RouteResponseDoc } from '../core/route-doc.js';
 import type { Route, RouteParams } from '../core/router.js';
-import { parseWith } from '../core/validation.js';
+import { parseWith, queryObject } from '../core/validation.js';
 import type { AdminAccessCheck } from './access.js';
 
 export interface AdminRouteSpec {
@@ -69,17 +69,7 @@ export function adminRoute(basePath: string, access: AdminAccessCheck, spec: Adm
  */
 export const queryId = z.string().min(1).regex(NO_CONTROL_CHARACTERS, CONTROL_CHARACTERS_PROBLEM);
 
-/**
- * The query string as an object, checked by `schema` (a 400 naming the parameter otherwise). A
- * parameter given twice is a 400 too: which of `status=active&status=suspended` was meant?
- */
+/** The query string as an object, checked by `schema` (a 400 naming the parameter otherwise, or one given twice). */
 export function parseQuery<S extends z.ZodType>(request: PlatformRequest, schema: S): z.output<S> {
-  const query = new Map<string, string>();
-  const repeated = new Set<string>();
-  for (const [name, value] of request.query) {
-    if (query.has(name)) repeated.add(name);
-    else query.set(name, value);
-  }
-  if (repeated.size > 0) throw new ValidationError([...repeated].map((field) => ({ field, rule: 'once', message: 'must be given once' })));
-  return parseWith(schema, Object.fromEntries(query)) as z.output<S>;
+  return parseWith(schema, queryObject(request.query)) as z.output<S>;
 }

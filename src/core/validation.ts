@@ -96,6 +96,21 @@ export function parseWith<T>(schema: z.ZodType<T>, input: unknown): T {
   throw new ValidationError(result.error.issues.flatMap((issue) => toFieldIssues(issue, input, 'is not a field of this operation', '(body)')));
 }
 
+/**
+ * A query string as an object, for `parseWith`. A parameter given twice is a 400 naming it
+ * (docs/errors.md): which of `status=active&status=suspended` was meant?
+ */
+export function queryObject(query: URLSearchParams): Record<string, string> {
+  const out = new Map<string, string>();
+  const repeated = new Set<string>();
+  for (const [name, value] of query) {
+    if (out.has(name)) repeated.add(name);
+    else out.set(name, value);
+  }
+  if (repeated.size > 0) throw new ValidationError([...repeated].map((field) => ({ field, rule: 'once', message: 'must be given once' })));
+  return Object.fromEntries(out);
+}
+
 /** `quota` + `rules[0].clientId` is `quota.rules[0].clientId`. */
 export function joinField(prefix: string, field: string): string {
   if (!prefix) return field || 'options';

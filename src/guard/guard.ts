@@ -5,8 +5,9 @@ import type { PlatformRequest, PlatformResponse } from '../core/http.js';
 import { isThenable, type MaybePromise } from '../core/maybe-promise.js';
 import type { Route } from '../core/router.js';
 import { noTelemetry, type Telemetry } from '../core/telemetry.js';
-import { parseWith } from '../core/validation.js';
+import { parseWith, queryObject } from '../core/validation.js';
 import { bearerToken } from '../core/bearer.js';
+import { hasDotSegment, readApiPath } from '../quota/api-path.js';
 import {
   guardVerdict,
   MAX_API_PATH_LENGTH,
@@ -115,8 +116,18 @@ export function guardRequest(
   }
 }
 
-// Other query parameters (a cache-buster, say) are ignored; the path limit is the guard's own.
-const getQuotaQuery = z.object({ api_path: z.string().min(1).max(MAX_API_PATH_LENGTH) });
+// Other query parameters (a cache-buster, say) are ignored; the path limit is the guard's own. A
+// path with `.` or `..` segments names no endpoint a call can reach (docs/quota.md).
+const getQuotaQuery = z.object({
+  api_path: z
+    .string()
+    .min(1)
+    .max(MAX_API_PATH_LENGTH)
+    .refine((path) => {
+      const read = readApiPath(path);
+      return !('path' in read) || !hasDotSegment(read.path);
+    }, { message: 'must not hold . or .. segments' }),
+});
 
 /** GET {basePath}/get_quota: what is left of one endpoint's quota; free and never counted. */
 export function getQuotaRoute(basePath: string, quota: QuotaService, verify: TokenVerifier): Route {
@@ -144,7 +155,7 @@ export function getQuotaRoute(basePath: string, quota: QuotaService, verify: Tok
           throw tokenCheckError(error);
         });
       if (identity === NO_CREDENTIALS || !identity) throw unauthorized(identity !== NO_CREDENTIALS);
-      const { api_path: apiPath } = parseWith(getQuotaQuery, Object.fromEntries(request.query));
+      const { api_path: apiPath } = parseWith(getQuotaQuery, queryObject(request.query));
       return quotaReportResponse(await quota.inspect(identity.clientId, apiPath));
     },
   };

@@ -10,6 +10,7 @@ import {
   PING,
   START,
   accessToken,
+  bearer,
   getQuota,
   ping,
   report,
@@ -32,6 +33,11 @@ describeQuotaOnEveryAdapter((start) => {
       const relative = await getQuota(host, token, 'openapi/v1/ping');
       expect(relative.status).toBe(400);
       expect(relative.body.message).toMatch(/api_path/);
+      // A path no call can reach, or two of them: which was meant?
+      for (const query of [`api_path=${encodeURIComponent('/openapi/v1/x/../ping')}`, `api_path=${encodeURIComponent('/openapi/v1/x/%2e%2e/ping')}`, `api_path=${PING}&api_path=/openapi/v1/x`]) {
+        const res = await host.http().get(`/openapi/v1/get_quota?${query}`).set(bearer(token));
+        expect([res.status, res.body.data?.errors?.[0]?.field], query).toEqual([400, 'api_path']);
+      }
     });
 
     it('answers the get_quota report with time = the injected clock; calling it never charges or counts', async () => {

@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { configurationError } from '../core/errors.js';
-import { isPlainObject } from '../core/plain-object.js';
+import { isObjectLiteral } from '../core/plain-object.js';
 import { countOption } from '../core/option-schemas.js';
 import { joinField, parseConfig } from '../core/validation.js';
 import { hasDotSegment, readApiPath } from './api-path.js';
@@ -169,7 +169,7 @@ export function checkRule(rule: unknown, where = 'quota rule'): QuotaRule {
  */
 export function checkAnswer(answer: unknown, where: string): MatchedRules {
   if (answer === undefined || answer === null) return {};
-  if (!isPlainObject(answer)) throw configurationError('invalid_option', where, 'must be an object of `client` and `global` rules');
+  if (!isObjectLiteral(answer)) throw configurationError('invalid_option', where, 'must be an object of `client` and `global` rules');
   const unknown = Object.keys(answer).find((key) => key !== 'client' && key !== 'global');
   if (unknown !== undefined) throw configurationError('invalid_option', joinField(where, unknown), 'is not `client` or `global`');
   return answer as MatchedRules;

@@ -4,7 +4,7 @@
  * admin API refuses to write anyway.
  */
 import { isThenable } from '../core/maybe-promise.js';
-import { isPlainObject } from '../core/plain-object.js';
+import { isObjectLiteral } from '../core/plain-object.js';
 import type { MatchedRules, RuleSource } from './rules.js';
 import type { QuotaRuleStore } from './store/types.js';
 
@@ -13,8 +13,8 @@ export function withStoredRules(configured: RuleSource, stored: QuotaRuleStore):
   // one (rule-lookup.ts), so a stored `null` is an invalid rule, not the absence of one.
   const merge = (answer: MatchedRules | null | undefined, second: MatchedRules): MatchedRules => {
     const first: MatchedRules = answer ?? {};
-    // Not an answer at all (a host's source answered an array, a string): passed on for the check to refuse.
-    if (!isPlainObject(first as unknown)) return first;
+    // Not an answer at all (a host's source answered an array, a string, a Map): passed on for the check to refuse.
+    if (!isObjectLiteral(first as unknown)) return first;
     const client = first.client !== undefined ? first.client : second.client;
     const global = first.global !== undefined ? first.global : second.global;
     // Any other key of the answer stays, for the check to refuse (a misspelt `Global`).

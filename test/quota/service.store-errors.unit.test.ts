@@ -195,6 +195,7 @@ describe('a custom rule source answering what is not an answer', () => {
     ['an array of rules', [{ scope: 'global', apiPath: '/x', minute: 2 }]],
     ['a string', 'minute=2'],
     ['a misspelt key', { Global: { scope: 'global', apiPath: '/x', minute: 2 } }],
+    ['a Map', new Map([['global', { scope: 'global', apiPath: '/x', minute: 2 }]])],
     ['a client rule of null', { client: null }],
     ['a global rule naming another path', { global: { scope: 'global', apiPath: '/y', minute: 2 } }],
   ])('refuses %s like a bad rule, not the defaults in silence', async (_name, answer) => {

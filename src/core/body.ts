@@ -27,10 +27,17 @@ function kindOf(contentType: string | undefined): BodyKind | undefined {
 async function readStream(stream: AsyncIterable<Uint8Array>, limit: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of stream) {
-    size += chunk.byteLength;
-    if (size > limit) throw new PayloadTooLargeError(limit);
-    chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+  try {
+    for await (const chunk of stream) {
+      size += chunk.byteLength;
+      if (size > limit) throw new PayloadTooLargeError(limit);
+      chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    }
+  } catch (error) {
+    if (error instanceof PayloadTooLargeError) throw error;
+    // The caller closed the connection before the body ended (Node's "aborted", Bun's and Deno's
+    // own errors): the caller's doing, answered as a bad request, never logged as a server error.
+    throw new BadRequestError('The request body could not be read: the connection closed before it ended');
   }
   return Buffer.concat(chunks, size);
 }

@@ -239,10 +239,12 @@ describe.each(cases)('courier-platform/fetch on $runtime with $store stores', ({
     expect(await metrics.text()).toMatch(/^# HELP /m);
   });
 
-  it('answers HEAD without a body', async () => {
-    const res = await fetch(`${origin}/courier/get_balance`, { method: 'HEAD' });
+  it("answers HEAD without a body, its Content-Length the GET body's (RFC 9110 8.6)", async () => {
+    const res = await fetch(`${origin}/oauth/jwks`, { method: 'HEAD' });
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('');
+    const get = await fetch(`${origin}/oauth/jwks`);
+    expect(res.headers.get('content-length')).toBe(String((await get.arrayBuffer()).byteLength));
   });
 });
 

@@ -4,13 +4,12 @@
  * may take to answer, read a page at a time on the connection the quota guard and the OAuth store
  * share. The read answers, the guarded calls meanwhile too, and no outage starts.
  */
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import type { HourCount } from '../../src/history/types.js';
 import { createRedisOAuthStore } from '../../src/oauth/store/index.js';
 import { createRedisQuotaStore } from '../../src/quota/index.js';
 import { capturingLogger } from '../support/logger.js';
-import { describeRedis, redisUrl, uniqueName } from '../support/services.js';
+import { describeRedis, redisForBlock } from '../support/services.js';
 import { accessToken, closeHosts, CONFIDENTIAL, OTHER, ping, startHost, testClock } from '../http/quota-helpers.js';
 
 const TOKEN = 'operator-token-0123456789abcdef0123456789';
@@ -23,14 +22,8 @@ const ENDPOINTS = 400;
 const HOURS = 30 * 24;
 
 describeRedis('usage history of a big application on Redis', () => {
-  const client = new Redis(redisUrl!);
-  const prefix = uniqueName('big_history');
+  const { client, prefix } = redisForBlock('big_history');
   afterEach(closeHosts);
-  afterAll(async () => {
-    const keys = await client.keys(`*${prefix}*`);
-    if (keys.length > 0) await client.del(...keys);
-    await client.quit();
-  });
 
   it('answers a month of 400 endpoints by the hour while guarded calls go on, with no outage', async () => {
     const logger = capturingLogger();

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { createRedisOAuthStore } from '../../src/oauth/store/index.js';
 import { createRedisQuotaStore } from '../../src/quota/index.js';
 import { capturingLogger } from '../support/logger.js';
-import { describeRedis, redisUrl, uniqueName } from '../support/services.js';
+import { describeRedis, dropPrefix, redisUrl, uniqueName } from '../support/services.js';
 import { accessToken, closeHosts, CONFIDENTIAL, PING, ping, startHost } from '../http/quota-helpers.js';
 
 const TOKEN = 'operator-token-0123456789abcdef0123456789';
@@ -41,9 +41,7 @@ describeRedis('admin API on a Redis of many keys', () => {
   afterEach(closeHosts);
   afterAll(async () => {
     await eachBatch(DEL_MANY);
-    const left = await client.keys(`*${prefix}*`);
-    if (left.length > 0) await client.del(...left);
-    await client.quit();
+    await dropPrefix(client, prefix);
   }, 60_000);
 
   it('lists and resets an application\'s usage and deletes a client, each walking the keyspace longer than twice the deadline, with no outage', async () => {

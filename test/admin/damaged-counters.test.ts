@@ -6,13 +6,12 @@
  * application is held to the local insurance limit, one warning names it and the admin API's
  * reset, and after the reset the store counts it again.
  */
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, afterEach, expect, it } from 'vitest';
 import { createPostgresOAuthStore, type OAuthStore } from '../../src/oauth/store/index.js';
 import { createPostgresQuotaStore, createRedisQuotaStore, type QuotaStore } from '../../src/quota/index.js';
 import { capturingLogger } from '../support/logger.js';
-import { databaseUrl, describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
+import { databaseUrl, describePostgres, describeRedis, redisForBlock, uniqueName } from '../support/services.js';
 import { accessToken, closeHosts, CONFIDENTIAL, OTHER, PING, ping, startHost } from '../http/quota-helpers.js';
 
 const TOKEN = 'operator-token-0123456789abcdef0123456789';
@@ -75,13 +74,7 @@ async function damagedCounter(store: QuotaStore, damage: () => Promise<void>, oa
 }
 
 describeRedis('a damaged counter in a Redis quota store', () => {
-  const client = new Redis(redisUrl!);
-  const prefix = uniqueName('damaged_counter');
-  afterAll(async () => {
-    const left = await client.keys(`*${prefix}*`);
-    if (left.length > 0) await client.del(...left);
-    await client.quit();
-  });
+  const { client, prefix } = redisForBlock('damaged_counter');
 
   it('a counter key that holds a hash (WRONGTYPE) is no outage: others pass, the application is held to the insurance limit, the reset repairs it', async () => {
     await damagedCounter(createRedisQuotaStore({ client, prefix }), async () => {

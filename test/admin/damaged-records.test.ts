@@ -5,27 +5,20 @@
  * rule that is not one is not applied and is listed as invalid under its key; a client record
  * that is not one is no client, left out of the listing, and deleted by id.
  */
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { createRedisOAuthStore } from '../../src/oauth/store/index.js';
 import { createRedisQuotaStore } from '../../src/quota/index.js';
 import { ruleKey } from '../../src/quota/store/types.js';
 import { capturingLogger } from '../support/logger.js';
-import { describeRedis, redisUrl, uniqueName } from '../support/services.js';
+import { describeRedis, redisForBlock } from '../support/services.js';
 import { accessToken, closeHosts, CONFIDENTIAL, ORDER_ITEM, ORDERS, OTHER, PING, ping, startHost } from '../http/quota-helpers.js';
 
 const TOKEN = 'operator-token-0123456789abcdef0123456789';
 const OPERATOR = { authorization: `Bearer ${TOKEN}` };
 
 describeRedis('damaged records in a Redis store', () => {
-  const client = new Redis(redisUrl!);
-  const prefix = uniqueName('damaged');
+  const { client, prefix } = redisForBlock('damaged');
   afterEach(closeHosts);
-  afterAll(async () => {
-    const left = await client.keys(`*${prefix}*`);
-    if (left.length > 0) await client.del(...left);
-    await client.quit();
-  });
 
   const host = async () => {
     const logger = capturingLogger();

@@ -14,7 +14,7 @@ import { createMemoryQuotaStore, createPostgresQuotaStore, createRedisQuotaStore
 import { accessToken, ADAPTER_NAMES, closeHosts, CONFIDENTIAL, OTHER, PING, ORDERS, ping, postOrder, startHost, testClock, type QuotaHost, type TestClock } from '../http/quota-helpers.js';
 import { readPoints } from '../history/fixtures.js';
 import { capturingLogger } from '../support/logger.js';
-import { databaseUrl, describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
+import { databaseUrl, describePostgres, describeRedis, dropPrefix, redisUrl, uniqueName } from '../support/services.js';
 
 const TOKEN = 'operator-token-0123456789abcdef0123456789';
 const OPERATOR = { authorization: `Bearer ${TOKEN}` };
@@ -180,9 +180,7 @@ function redisStores(): SharedStore {
       return ttl > 0 && START + ttl <= end + kept;
     },
     async close() {
-      const keys = await client.keys(`*${prefix}*`);
-      if (keys.length > 0) await client.del(...keys);
-      await client.quit();
+      await dropPrefix(client, prefix);
     },
   };
 }

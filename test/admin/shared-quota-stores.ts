@@ -5,7 +5,7 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createPostgresQuotaStore, createRedisQuotaStore, type QuotaStore } from '../../src/quota/index.js';
-import { databaseUrl, redisUrl, uniqueName } from '../support/services.js';
+import { databaseUrl, dropPrefix, redisUrl, uniqueName } from '../support/services.js';
 
 export interface SharedQuotaStore {
   /** A store instance for one more process on the same data. */
@@ -19,9 +19,7 @@ export function redisQuotaStores(label: string): SharedQuotaStore {
   return {
     store: () => createRedisQuotaStore({ client, prefix }),
     async close() {
-      const keys = await client.keys(`*${prefix}*`);
-      if (keys.length > 0) await client.del(...keys);
-      await client.quit();
+      await dropPrefix(client, prefix);
     },
   };
 }

@@ -3,12 +3,11 @@
  * per endpoint; retention; round trips per flush; the PostgreSQL table in the quota migration;
  * a Redis Cluster with the applications spread over its masters.
  */
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrationSql } from '../../src/cli/migrate.js';
 import { createMemoryQuotaStore, createPostgresQuotaStore, createRedisQuotaStore, quotaMigrationSql, type QuotaStore } from '../../src/quota/index.js';
-import { databaseUrl, describePostgres, describeRedis, redisUrl, uniqueName } from '../support/services.js';
+import { databaseUrl, describePostgres, describeRedis, redisForBlock, uniqueName } from '../support/services.js';
 import { count, DAY, historyOf, HOUR, readPoints, RETENTION, T } from './fixtures.js';
 
 const byStart = <P extends { start: number; apiPath: string }>(points: P[]) => [...points].sort((a, b) => a.start - b.start || a.apiPath.localeCompare(b.apiPath));
@@ -55,13 +54,7 @@ const memory = createMemoryQuotaStore();
 describeHistoryStore('memory', () => memory);
 
 describeRedis('Redis', () => {
-  const client = new Redis(redisUrl!);
-  const prefix = uniqueName('history_store');
-  afterAll(async () => {
-    const keys = await client.keys(`*${prefix}*`);
-    if (keys.length > 0) await client.del(...keys);
-    await client.quit();
-  });
+  const { client, prefix } = redisForBlock('history_store');
   describeHistoryStore('Redis', () => createRedisQuotaStore({ client, prefix }));
 
   it('sends a flush of many applications as one pipeline', async () => {

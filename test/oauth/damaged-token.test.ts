@@ -4,22 +4,15 @@
  * token check finds no token (401 invalid_token, so the application asks for a new one), no
  * outage is logged, and other applications' tokens keep working.
  */
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { createRedisOAuthStore } from '../../src/oauth/store/index.js';
 import { capturingLogger } from '../support/logger.js';
-import { describeRedis, redisUrl, uniqueName } from '../support/services.js';
+import { describeRedis, redisForBlock } from '../support/services.js';
 import { accessToken, closeHosts, CONFIDENTIAL, OTHER, ping, startHost } from '../http/quota-helpers.js';
 
 describeRedis('an access token whose grant record is damaged in a Redis OAuth store', () => {
-  const client = new Redis(redisUrl!);
-  const prefix = uniqueName('damaged_token');
+  const { client, prefix } = redisForBlock('damaged_token');
   afterEach(closeHosts);
-  afterAll(async () => {
-    const left = await client.keys(`*${prefix}*`);
-    if (left.length > 0) await client.del(...left);
-    await client.quit();
-  });
 
   it.each([
     ['a key of another type (WRONGTYPE)', async (key: string) => void (await client.del(key), await client.set(key, 'x'))],

@@ -4,7 +4,8 @@
  * suites are skipped with a visible message instead.
  */
 import { randomBytes } from 'node:crypto';
-import { describe } from 'vitest';
+import { Redis } from 'ioredis';
+import { afterAll, describe } from 'vitest';
 
 export const redisUrl = process.env.REDIS_URL;
 export const databaseUrl = process.env.DATABASE_URL;
@@ -26,3 +27,18 @@ function describeWith(service: string, url: string | undefined, variable: string
 export const describeRedis = describeWith('Redis', redisUrl, 'REDIS_URL');
 /** `describe` when DATABASE_URL is set, a visibly announced skip otherwise. */
 export const describePostgres = describeWith('PostgreSQL', databaseUrl, 'DATABASE_URL');
+
+/** A test's clean-up of the shared Redis: deletes every key holding `prefix`, then closes the connection. */
+export async function dropPrefix(client: Redis, prefix: string): Promise<void> {
+  const keys = await client.keys(`*${prefix}*`);
+  if (keys.length > 0) await client.del(...keys);
+  await client.quit();
+}
+
+/** Inside a `describeRedis` block: a connection and a prefix of its own, both gone after the block. */
+export function redisForBlock(label: string): { client: Redis; prefix: string } {
+  const client = new Redis(redisUrl!);
+  const prefix = uniqueName(label);
+  afterAll(() => dropPrefix(client, prefix));
+  return { client, prefix };
+}

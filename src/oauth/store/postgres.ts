@@ -233,7 +233,7 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
     async findCode(ref) {
       const { rows } = await query<RecordRow & { consumed: boolean }>(sql.findCode, [ref.grantId, ref.hash, new Date(now())]);
       const row = rows[0];
-      return row && { ...parse<AuthorizationCodeRecord>(row.record), consumed: row.consumed };
+      return row && { ...storedObject<AuthorizationCodeRecord>(row.record), consumed: row.consumed };
     },
 
     async consumeCode(ref) {
@@ -249,8 +249,8 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
       const { rows } = await query<RecordRow & { access: unknown }>(sql.findAccessToken, [ref.grantId, ref.hash]);
       const row = rows[0];
       if (!row) return undefined;
-      const stored = parse<StoredAccessToken>(row.access);
-      return stored.expiresAt > now() ? accessView(parse<StoredGrant>(row.record), ref, stored) : undefined;
+      const stored = storedObject<StoredAccessToken>(row.access);
+      return stored.expiresAt > now() ? accessView(storedObject<StoredGrant>(row.record), ref, stored) : undefined;
     },
 
     async findRefreshToken(ref) {
@@ -262,7 +262,7 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
       const row = rows[0];
       if (!row) return undefined;
       const earlier = row.current ? undefined : row.previous ? { rotatedAt: Number(row.rotated_at ?? 0) } : {};
-      return refreshView(parse<AuthorizationCodeRecord>(row.record), ref, Number(row.expires_at), earlier);
+      return refreshView(storedObject<AuthorizationCodeRecord>(row.record), ref, Number(row.expires_at), earlier);
     },
 
     async rotateRefreshToken(presented, next, retryGraceMs = 0) {
@@ -317,6 +317,3 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
     },
   };
 }
-
-/** pg parses json columns; a queryable that does not hands back text. Not an object: damaged data. */
-const parse = storedObject;

@@ -6,13 +6,13 @@
  */
 import { z } from 'zod';
 import { ok } from '../core/envelope.js';
-import { ConfigurationError, ConflictError, issuesText, NotFoundError, ValidationError } from '../core/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../core/errors.js';
 import { isPlainObject } from '../core/plain-object.js';
 import type { Logger } from '../core/logger.js';
 import type { StoreGuard } from '../core/store-guard.js';
 import { readBody } from '../core/body.js';
 import { parseWith } from '../core/validation.js';
-import { checkFiledRule, quotaRuleSchema, resolveRule, unsatisfiable, type QuotaDefaults, type QuotaRule } from '../quota/rules.js';
+import { checkFiledRule, quotaRuleSchema, refusalOf, resolveRule, unsatisfiable, type QuotaDefaults, type QuotaRule } from '../quota/rules.js';
 import { ruleKey, type QuotaRuleKey, type QuotaRuleStore, type StoredRuleEntry } from '../quota/store/types.js';
 import type { AdminAccessCheck } from './access.js';
 import { adminRoute, parseQuery, queryId } from './route.js';
@@ -79,7 +79,7 @@ function storedView({ key, rule }: StoredRuleEntry) {
     return ruleView(checkFiledRule(rule, key, ''), 'store');
   } catch (error) {
     const { scope: _scope, clientId: _clientId, apiPath: _apiPath, ...limits } = rule;
-    return invalid(error instanceof ConfigurationError ? issuesText(error.issues) : String(error), limits);
+    return invalid(refusalOf(error), limits);
   }
 }
 

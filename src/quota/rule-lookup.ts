@@ -10,7 +10,6 @@
  * (docs/quota.md#rules-from-your-database), the refusal is kept like an answer, and the log names
  * the rule once an hour.
  */
-import { ConfigurationError, issuesText } from '../core/errors.js';
 import { isThenable } from '../core/maybe-promise.js';
 import { BoundedCache, PairCache } from '../core/cache.js';
 import { normalizeApiPath } from './api-path.js';
@@ -18,7 +17,7 @@ import type { StoreGuard } from '../core/store-guard.js';
 import { damageReport } from './damaged.js';
 import { asDependencyError, QuotaStoreError } from './errors.js';
 import type { QuotaConfig } from './options.js';
-import { checkAnswer, checkFiledRule, resolveRule, type MatchedRules, type ResolvedQuotaRule, type RuleSource } from './rules.js';
+import { checkAnswer, checkFiledRule, refusalOf, resolveRule, type MatchedRules, type ResolvedQuotaRule, type RuleSource } from './rules.js';
 
 /** Raw paths, and client and path pairs of a static list, remembered at most. */
 const MAX_REMEMBERED = 10_000;
@@ -68,7 +67,7 @@ export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' 
     } catch (error) {
       const invalid = new QuotaStoreError('rules', error);
       refused.set(clientId, apiPath, invalid);
-      const reason = error instanceof ConfigurationError ? issuesText(error.issues) : String(error);
+      const reason = refusalOf(error);
       report(reason, () =>
         logger.error({ clientId, apiPath, err: invalid }, `quota: invalid rule, ${reason}; its calls are answered as when the rule source fails (onStoreError) until it is saved again`),
       );

@@ -7,7 +7,7 @@
  * that field; it is not inherited from the global rule. Limit 0 means unlimited.
  */
 import { z } from 'zod';
-import { configurationError } from '../core/errors.js';
+import { ConfigurationError, configurationError, issuesText } from '../core/errors.js';
 import { isObjectLiteral } from '../core/plain-object.js';
 import { countOption } from '../core/option-schemas.js';
 import { joinField, parseConfig } from '../core/validation.js';
@@ -173,6 +173,11 @@ export function checkAnswer(answer: unknown, where: string): MatchedRules {
   const unknown = Object.keys(answer).find((key) => key !== 'client' && key !== 'global');
   if (unknown !== undefined) throw configurationError('invalid_option', joinField(where, unknown), 'is not `client` or `global`');
   return answer as MatchedRules;
+}
+
+/** What is wrong with a rule `checkRule`, `checkFiledRule` or `checkAnswer` refused, for the log and the listing. */
+export function refusalOf(error: unknown): string {
+  return error instanceof ConfigurationError ? issuesText(error.issues) : String(error);
 }
 
 /** What names a rule: two rules with the same key cannot both apply. */

@@ -155,15 +155,17 @@ export async function fromFetchRequest(request: Request, { path, query }: Platfo
   };
 }
 
+const UTF8 = new TextEncoder();
+
 export function toFetchResponse(response: PlatformResponse, head = false): Response {
   if (head && response.body !== null && !NULL_BODY_STATUSES.has(response.status)) {
     // RFC 9110 9.3.2 and 8.6: HEAD's Content-Length is the GET body's, which Bun and Deno would make 0.
-    const length = String(new TextEncoder().encode(response.body).byteLength);
+    const length = String(UTF8.encode(response.body).byteLength);
     return new Response(null, { status: response.status, headers: { ...response.headers, 'content-length': length } });
   }
   const body = head || NULL_BODY_STATUSES.has(response.status) ? null : response.body;
   if (body === null || !response.onSent) return new Response(body, { status: response.status, headers: response.headers });
-  const bytes = new TextEncoder().encode(body);
+  const bytes = UTF8.encode(body);
   return new Response(sentOnceRead(bytes, response.onSent), {
     status: response.status,
     headers: { ...response.headers, 'content-length': String(bytes.byteLength) },

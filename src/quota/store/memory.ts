@@ -18,7 +18,7 @@ import { configurationError } from '../../core/errors.js';
 import { PairCache } from '../../core/cache.js';
 import { createMemoryHistoryStore } from '../../history/memory.js';
 import type { QuotaRule } from '../rules.js';
-import { checkConsumeRequest, ruleKey, ruleKeyOf, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaBucket, type QuotaStore } from './types.js';
+import { checkConsumeRequest, ruleKey, storedRuleEntries, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaBucket, type QuotaStore } from './types.js';
 
 export interface MemoryQuotaStoreOptions {
   /** Slots (client + path) examined by the sweep per call (default 8; at least 2, more than the one a call can create). */
@@ -164,7 +164,7 @@ export function createMemoryQuotaStore(options: MemoryQuotaStoreOptions = {}): M
         const global = rules.get(ruleKey({ scope: 'global', apiPath }));
         return { ...(client ? { client } : {}), ...(global ? { global } : {}) };
       },
-      listRules: async () => [...rules].map(([text, rule]) => ({ key: ruleKeyOf(text)!, rule: { ...rule } })),
+      listRules: async () => storedRuleEntries(rules),
       saveRule: async (rule) => {
         rules.set(ruleKey(rule), Object.freeze({ ...rule }));
       },

@@ -24,7 +24,7 @@ import { batcher, type Batch } from './batches.js';
 import { DEFAULT_SCHEMA, DEFAULT_TABLE, quotaSql } from './postgres-sql.js';
 import { postgresUsage } from './postgres-usage.js';
 import type { MatchedRules } from '../rules.js';
-import { checkConsumeRequest, QUOTA_STORE_NAME, ruleKey, ruleKeyOf, storedRule, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaStore } from './types.js';
+import { checkConsumeRequest, QUOTA_STORE_NAME, ruleKey, storedRule, storedRuleEntries, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaStore } from './types.js';
 
 export { quotaMigrationSql } from './postgres-sql.js';
 
@@ -259,7 +259,6 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
   const byPeriod = (rows: Record<string, unknown>[]): Map<string, number> =>
     new Map(rows.map((row) => [String(row.period), toNumber(row.used)]));
 
-
   return {
     kind: 'postgres',
     tableName: sql.table,
@@ -281,10 +280,7 @@ export function createPostgresQuotaStore(options: PostgresQuotaStoreOptions): Po
       },
       async listRules() {
         await ensureReady();
-        return (await pool.query(sql.listRules)).rows.flatMap((row) => {
-          const key = ruleKeyOf(String(row.key));
-          return key ? [{ key, rule: storedRule(row.rule) }] : [];
-        });
+        return storedRuleEntries((await pool.query(sql.listRules)).rows.map((row) => [String(row.key), row.rule] as const));
       },
       async saveRule(rule) {
         await ensureReady();

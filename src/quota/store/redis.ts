@@ -24,7 +24,7 @@ import { roundTripAnswered, type StoreCall } from '../../core/store-guard.js';
 import { createRedisHistoryStore } from '../../history/redis.js';
 import { redisConnection, type StoreConnection } from '../../core/store-connection.js';
 import { scriptRunner } from './redis-script.js';
-import { checkConsumeRequest, ruleKey, ruleKeyOf, storedRule, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaBucket, type QuotaStore } from './types.js';
+import { checkConsumeRequest, ruleKey, storedRule, storedRuleEntries, type ConsumeRequest, type ConsumeResult, type PeekRequest, type QuotaBucket, type QuotaStore } from './types.js';
 
 export interface RedisQuotaStoreOptions {
   /**
@@ -172,11 +172,7 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
         const [own, global] = (await client.hmget(rulesKey, ruleKey({ scope: 'client', clientId, apiPath }), ruleKey({ scope: 'global', apiPath }))).map(parsed);
         return { ...(own !== undefined ? { client: own } : {}), ...(global !== undefined ? { global } : {}) };
       },
-      listRules: async () =>
-        Object.entries(await client.hgetall(rulesKey)).flatMap(([text, json]) => {
-          const key = ruleKeyOf(text);
-          return key ? [{ key, rule: storedRule(json) }] : [];
-        }),
+      listRules: async () => storedRuleEntries(Object.entries(await client.hgetall(rulesKey))),
       saveRule: async (rule) => {
         await client.hset(rulesKey, ruleKey(rule), JSON.stringify(rule));
       },

@@ -146,6 +146,19 @@ export function ruleKey(key: QuotaRuleKey): string {
 }
 
 /**
+ * A store's stored rules, from (key text, stored value) pairs, as `listRules` answers them: an
+ * entry under a key `ruleKey` never spells is left out, as no lookup finds it.
+ */
+export function storedRuleEntries(pairs: Iterable<readonly [string, unknown]>): StoredRuleEntry[] {
+  const entries: StoredRuleEntry[] = [];
+  for (const [text, value] of pairs) {
+    const key = ruleKeyOf(text);
+    if (key) entries.push({ key, rule: storedRule(value) });
+  }
+  return entries;
+}
+
+/**
  * The key `ruleKey` spelt, read back (a stored rule's key). Undefined for any other text, even
  * JSON of the same parts spelt otherwise: no lookup asks for such a key, so nothing filed under
  * it applies.

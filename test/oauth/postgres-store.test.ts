@@ -186,6 +186,25 @@ describePostgres('PostgreSQL OAuthStore', () => {
       expect([await countRows('oauth_grants'), await countRows('oauth_consents'), await countRows('oauth_clients')]).toEqual([0, 0, 0]);
     });
 
+    it("deletes a client while its users' grants are revoked at the same moment, neither failing on a deadlock", async () => {
+      const store = createPostgresOAuthStore({ pool, schema, now: clock.read });
+      const client = clientRecord();
+      await store.saveClient(client);
+      // Two users with many grants each, their rows interleaved: the client's deletion and each
+      // user's revocation lock the same rows, and would deadlock locking them in different orders.
+      for (let round = 0; round < 8; round++) {
+        await pool.query(
+          `INSERT INTO "${schema}".oauth_grants (grant_id, client_id, sub, record, code_hash, code_expires_at, expires_at)
+            SELECT 'g' || $2 || '-' || i, $1, 'user-' || (i % 2), '{}', 'h', now(), now() + interval '1 day' FROM generate_series(1, 600) i`,
+          [client.id, round],
+        );
+        const outcomes = await Promise.allSettled([store.deleteClient(client.id), store.revokeUserGrants('user-0', client.id), store.revokeUserGrants('user-1', client.id)]);
+        expect(outcomes.filter((outcome) => outcome.status === 'rejected')).toEqual([]);
+        expect(await countRows('oauth_grants')).toBe(0);
+        await store.saveClient(client);
+      }
+    });
+
     it('works on a bare queryable without connect()', async () => {
       const bare: PgQueryable = { query: (text, values) => pool.query(text, values) };
       const store = createPostgresOAuthStore({ pool: bare, schema, now: clock.read });

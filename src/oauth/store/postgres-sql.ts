@@ -102,10 +102,14 @@ CREATE OR REPLACE FUNCTION ${s}.oauth_given_back_at(text, text, bigint) RETURNS 
       ORDER BY id COLLATE "C" LIMIT $3::int`,
     /** The client's record, once its grants and consents are gone (deleteClientGrants, deleteClientConsents). */
     deleteClient: `DELETE FROM ${s}.oauth_clients WHERE id = $1`,
-    /** $1 client, $2 chunk: up to $2 of the client's grants. */
-    deleteClientGrants: `DELETE FROM ${grants} WHERE grant_id IN (SELECT grant_id FROM ${grants} WHERE client_id = $1 LIMIT $2)`,
+    /**
+     * $1 client, $2 chunk: up to $2 of the client's grants. Every statement that deletes several
+     * grants locks them in grant_id order first (revokeUserGrants too): two of them locking the
+     * same rows in different orders would deadlock, and PostgreSQL would fail one after a second.
+     */
+    deleteClientGrants: `DELETE FROM ${grants} WHERE grant_id IN (SELECT grant_id FROM ${grants} WHERE client_id = $1 ORDER BY grant_id LIMIT $2 FOR UPDATE)`,
     /** $1 client, $2 chunk: up to $2 of the consents given to the client. */
-    deleteClientConsents: `DELETE FROM ${s}.oauth_consents WHERE (sub, client_id) IN (SELECT sub, client_id FROM ${s}.oauth_consents WHERE client_id = $1 LIMIT $2)`,
+    deleteClientConsents: `DELETE FROM ${s}.oauth_consents WHERE (sub, client_id) IN (SELECT sub, client_id FROM ${s}.oauth_consents WHERE client_id = $1 ORDER BY sub LIMIT $2 FOR UPDATE)`,
 
     /** $1 grant, $2 client, $3 sub, $4 code record, $5 code hash, $6 code expiry. Starts the grant afresh. */
     saveCode: `INSERT INTO ${grants} AS g (grant_id, client_id, sub, record, code_hash, code_expires_at, expires_at)
@@ -193,7 +197,8 @@ CREATE OR REPLACE FUNCTION ${s}.oauth_given_back_at(text, text, bigint) RETURNS 
       WHERE grant_id = $1 AND (access->>'hash' = $2 OR previous_access->>'hash' = $2)`,
     revokeGrant: `DELETE FROM ${grants} WHERE grant_id = $1`,
     /** $3 now: the rows past their expiry were ended already, only not yet swept. */
-    revokeUserGrants: `WITH ended AS (DELETE FROM ${grants} WHERE client_id = $2 AND sub = $1 RETURNING expires_at),
+    revokeUserGrants: `WITH locked AS (SELECT grant_id FROM ${grants} WHERE client_id = $2 AND sub = $1 ORDER BY grant_id FOR UPDATE),
+        ended AS (DELETE FROM ${grants} WHERE grant_id IN (SELECT grant_id FROM locked) RETURNING expires_at),
         forgotten AS (DELETE FROM ${s}.oauth_consents WHERE sub = $1 AND client_id = $2)
       SELECT (count(*) FILTER (WHERE expires_at > $3))::int AS ended FROM ended`,
 

@@ -4,7 +4,8 @@
  * that application and endpoint with a data error. That is no outage: no outage line, no store
  * error in the metrics, other applications' calls running at the same time all pass; the damaged
  * application is held to the local insurance limit, one warning names it and the admin API's
- * reset, and after the reset the store counts it again.
+ * reset, and after the reset the store counts it again. The calls that met the damaged day leave
+ * no charge on the minute.
  */
 import pg from 'pg';
 import { afterAll, afterEach, expect, it } from 'vitest';
@@ -56,6 +57,9 @@ async function damagedCounter(store: QuotaStore, damage: () => Promise<void>, oa
   expect(others).toEqual(Array(160).fill(200));
   // The insurance limit starts from the store's last count (1 of 5): 4 more pass.
   expect(own).toEqual([...Array(4).fill(200), ...Array(36).fill(429)]);
+  // The store counted none of the 40 calls it could not count: the minute still holds the one
+  // call before the damage, not a charge for each call that met the damaged day.
+  expect(await storedMinute(h)).toBe(1);
 
   expect(logger.records.filter((r) => /unavailable/.test(r.message))).toEqual([]);
   const quotaLines = () => logger.records.filter((r) => (r.level === 'warn' || r.level === 'error') && r.message.startsWith('quota'));
@@ -82,6 +86,15 @@ describeRedis('a damaged counter in a Redis quota store', () => {
       expect(day).toBeDefined();
       await client.del(day!);
       await client.hset(day!, 'x', '1');
+    });
+  });
+
+  it('a counter key that holds a string that is not an integer is no outage either, and leaves no charge on the minute', async () => {
+    const own = `${prefix}:string`;
+    await damagedCounter(createRedisQuotaStore({ client, prefix: own }), async () => {
+      const [day] = await client.keys(`{${own}:${CONFIDENTIAL.id}:${PING}}:day:*`);
+      expect(day).toBeDefined();
+      await client.set(day!, 'twelve', 'KEEPTTL');
     });
   });
 });

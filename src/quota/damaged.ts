@@ -46,6 +46,13 @@ export function damageReport(now: Clock, logger: Logger, what: string): DamageRe
   };
 }
 
+/** How the calls that meet damaged data are answered, for the log. */
+function answeredMeanwhile(config: { onStoreError: OnStoreError; insurance: boolean }): string {
+  return config.onStoreError === 'closed' ? 'answered 503 (onStoreError: closed)'
+    : config.insurance ? 'admitted under the local insurance limit (onStoreError: open)'
+    : 'admitted (onStoreError: open, insurance: false)';
+}
+
 /**
  * A counter of one client and path that the store answers with a data error (a Redis key of the
  * wrong type, a PostgreSQL count out of range): one warning an hour per client and path, naming
@@ -53,16 +60,33 @@ export function damageReport(now: Clock, logger: Logger, what: string): DamageRe
  */
 export function damagedCounters(config: { logger: Logger; now: Clock; onStoreError: OnStoreError; insurance: boolean; storeKind: string }) {
   const report = damageReport(config.now, config.logger, 'damaged counters');
-  const meanwhile =
-    config.onStoreError === 'closed' ? 'answered 503 (onStoreError: closed)'
-    : config.insurance ? 'admitted under the local insurance limit (onStoreError: open)'
-    : 'admitted (onStoreError: open, insurance: false)';
+  const meanwhile = answeredMeanwhile(config);
   return (clientId: string, apiPath: string, error: StoreDataError): void =>
     report(`${encodeURIComponent(clientId)} ${apiPath}`, () => {
       const reset = `DELETE /admin/usage?${new URLSearchParams({ client_id: clientId, api_path: apiPath })}`;
       config.logger.warn(
         { store: config.storeKind, clientId, apiPath, err: error },
         `quota: a counter of ${JSON.stringify(clientId)} on ${apiPath} is damaged, the quota store cannot count its calls: they are ${meanwhile}, no outage, until the admin API's ${reset} resets its counters`,
+      );
+    });
+}
+
+/**
+ * A rule source that answers with a data error (StoreDataError: the Redis store's rules key
+ * replaced by a key of another type): the store answered, so no outage. One warning an hour per
+ * error, naming it (the store's error names the key and how to repair it), and how the calls are
+ * answered until then: as when the rule source fails, under the rule last read for their client
+ * and path, or the defaults (docs/quota.md#damaged-data).
+ */
+export function damagedRuleSource(config: { logger: Logger; now: Clock; onStoreError: OnStoreError; insurance: boolean }) {
+  const report = damageReport(config.now, config.logger, 'damaged rule sources');
+  const meanwhile = answeredMeanwhile(config);
+  const under = config.onStoreError === 'open' && config.insurance ? ', under the rule last read for their client and endpoint or the defaults' : '';
+  return (clientId: string, apiPath: string, error: StoreDataError): void =>
+    report(error.message, () => {
+      config.logger.warn(
+        { clientId, apiPath, err: error },
+        `quota: the rule source cannot be read: ${error.message}; the calls that need a rule from it are ${meanwhile}${under}, no outage, until it is repaired`,
       );
     });
 }

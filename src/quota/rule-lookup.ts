@@ -8,14 +8,18 @@
  * (stored under wider bounds than these, or written around the admin API) is not an outage: the
  * source answered. Its calls are answered as when the source fails
  * (docs/quota.md#rules-from-your-database), the refusal is kept like an answer, and the log names
- * the rule once an hour.
+ * the rule once an hour. A source that answers with an error about its data (a StoreDataError:
+ * the Redis store's rules key of another type) is no outage either: its calls are answered the
+ * same way, the refusal is kept like an answer, and the log names the error once an hour
+ * (docs/quota.md#damaged-data).
  */
 import { isThenable } from '../core/maybe-promise.js';
 import { BoundedCache, PairCache } from '../core/cache.js';
 import { normalizeApiPath } from './api-path.js';
 import type { StoreGuard } from '../core/store-guard.js';
-import { damageReport } from './damaged.js';
-import { asDependencyError, QuotaStoreError } from './errors.js';
+import { isRecordDataError, StoreDataError } from '../core/store-errors.js';
+import { damagedRuleSource, damageReport } from './damaged.js';
+import { asDependencyError, QuotaStoreError, type QuotaFailure } from './errors.js';
 import type { QuotaConfig } from './options.js';
 import { checkAnswer, checkFiledRule, refusalOf, resolveRule, type MatchedRules, type ResolvedQuotaRule, type RuleSource } from './rules.js';
 
@@ -37,7 +41,16 @@ export interface RuleLookup {
   forget(): void;
 }
 
-export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' | 'ruleCache' | 'now' | 'logger'>, guard: StoreGuard): RuleLookup {
+/**
+ * What a rule source threw, for the guard: an error about the source's data stays one (a
+ * StoreDataError, which starts no outage), anything else is the `rules` dependency's failure.
+ */
+function sourceError(error: unknown): unknown {
+  if (error instanceof StoreDataError) return error;
+  return isRecordDataError(error) ? new StoreDataError('quota rule source', error) : asDependencyError('rules', error);
+}
+
+export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' | 'ruleCache' | 'now' | 'logger' | 'onStoreError' | 'insurance'>, guard: StoreGuard): RuleLookup {
   const { defaults, now, logger } = config;
   const { kind, source } = config.rules;
   const { ttlMs, maxEntries } = config.ruleCache;
@@ -52,6 +65,15 @@ export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' 
   const refused = new PairCache<QuotaStoreError>({ max: maxEntries, ttlMs, now });
   /** Invalid rules are logged once an hour, by what is wrong with them (damaged.ts). */
   const report = damageReport(now, logger, 'invalid rules');
+  const damaged = damagedRuleSource({ logger, now, onStoreError: config.onStoreError, insurance: config.insurance });
+  /** A failure of the source for the pair, as the service gets it; a data error is kept and logged like an invalid rule. */
+  const failure = (error: unknown, clientId: string, apiPath: string): QuotaFailure => {
+    if (!(error instanceof StoreDataError)) return asDependencyError('rules', error);
+    const unreadable = new QuotaStoreError('rules', error);
+    refused.set(clientId, apiPath, unreadable);
+    damaged(clientId, apiPath, error);
+    return unreadable;
+  };
 
   const checked = (matched: MatchedRules | undefined, clientId: string, apiPath: string): ResolvedQuotaRule => {
     try {
@@ -113,7 +135,7 @@ export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' 
       try {
         found = source.findRules(clientId, apiPath);
       } catch (error) {
-        throw asDependencyError('rules', guard.failedNow(asDependencyError('rules', error)));
+        throw failure(guard.failedNow(sourceError(error)), clientId, apiPath);
       }
       if (!isThenable(found)) return keep(found);
       const answer = found;
@@ -122,12 +144,12 @@ export function createRuleLookup(config: Pick<QuotaConfig, 'rules' | 'defaults' 
         .ask(
           () =>
             answer.catch((error: unknown) => {
-              throw asDependencyError('rules', error);
+              throw sourceError(error);
             }),
           { queued: true },
         )
         .then(keep, (error: unknown) => {
-          throw asDependencyError('rules', error);
+          throw failure(error, clientId, apiPath);
         });
       asking.set(key, question);
       const done = () => asking.delete(key);

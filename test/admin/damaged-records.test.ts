@@ -3,7 +3,9 @@
  * docs/operator.md#applications): a rule or a client record that is not JSON, JSON `null` or a
  * number, or filed under another key than it names. None is a store outage, a 500 or a 503: a
  * rule that is not one is not applied and is listed as invalid under its key; a client record
- * that is not one is no client, left out of the listing, and deleted by id.
+ * that is not one is no client, left out of the listing, and deleted by id. The rules hash
+ * replaced by a key of another type is no outage either (docs/quota.md#damaged-data): the calls
+ * go on under the rule last read, one warning names the key and its repair.
  */
 import { afterEach, expect, it } from 'vitest';
 import { createRedisOAuthStore } from '../../src/oauth/store/index.js';
@@ -101,6 +103,44 @@ describeRedis('damaged records in a Redis store', () => {
     const removed = await h.http().delete(`/admin/rules?${new URLSearchParams({ scope: 'client', client_id: OTHER.id, api_path: PING })}`).set(OPERATOR);
     expect(removed.status, removed.text).toBe(200);
     expect(await client.hlen(rules)).toBe(0);
+  });
+
+  it('the rules hash replaced by a string is no outage: calls go on under the rule last read, one warning names the key, and saving the rules again repairs it', async () => {
+    const logger = capturingLogger();
+    const own = `${prefix}:replaced`;
+    const h = await startHost('express', { logger, quota: { store: createRedisQuotaStore({ client, prefix: own }) }, platform: { admin: { token: TOKEN } } });
+    const rule = { scope: 'client', clientId: CONFIDENTIAL.id, apiPath: PING, minute: 3 };
+    expect((await h.http().put('/admin/rules').set(OPERATOR).send(rule)).status).toBe(200);
+    const [mine, theirs] = [(await accessToken(h, CONFIDENTIAL)).token, (await accessToken(h, OTHER)).token];
+    expect((await ping(h, mine)).status).toBe(200);
+
+    const rules = `${own}:rules`;
+    await client.del(rules);
+    await client.set(rules, 'not a hash');
+    // Past the rule cache (5 s): every call asks the store for its rule again.
+    h.clock.advance(5_001);
+    const statuses = async (token: string, count: number) => {
+      const all: number[] = [];
+      for (let i = 0; i < count; i += 1) all.push((await ping(h, token)).status);
+      return all;
+    };
+    // The insurance limit, under the rule last read (3 a minute), from the store's count (1).
+    expect(await statuses(mine, 4)).toEqual([200, 200, 429, 429]);
+    // An application whose rule was never read: the defaults (60 a minute).
+    expect(await statuses(theirs, 5)).toEqual(Array(5).fill(200));
+
+    expect(logger.records.filter((r) => /unavailable/.test(r.message))).toEqual([]);
+    const metrics = await h.http().get('/admin/metrics').set(OPERATOR);
+    expect(metrics.text).not.toMatch(/^courier_platform_store_errors_total\{store="quota store"\} [1-9]/m);
+    const warnings = () => logger.records.filter((r) => r.level === 'warn' && r.message.startsWith('quota'));
+    expect(warnings().map((r) => r.message)).toEqual([expect.stringContaining(`${rules} is not the hash of the stored rules (WRONGTYPE`)]);
+    expect(warnings()[0]!.message).toContain('rename it to keep what it holds, or delete it, then save the rules again through the admin API');
+
+    // The repair the warning names: the store decides again, under the rule saved anew.
+    await client.del(rules);
+    expect((await h.http().put('/admin/rules').set(OPERATOR).send(rule)).status).toBe(200);
+    expect(await statuses(mine, 3)).toEqual([200, 200, 429]);
+    expect(warnings()).toHaveLength(1);
   });
 
   it('a client record that is not JSON, or not a client, is no client: invalid_client, left out of the listing, deleted by id; no outage, no 500', async () => {

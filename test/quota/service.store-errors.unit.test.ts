@@ -271,6 +271,51 @@ describe('a counter the store answers a data error about', () => {
   });
 });
 
+describe('a rule source that answers a data error', () => {
+  const wrongType = () => Object.assign(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'), { name: 'ReplyError' });
+
+  it.each([
+    ['open', 'async'],
+    ['open', 'sync'],
+    ['closed', 'async'],
+    ['closed', 'sync'],
+  ] as const)('is no outage (%s, %s): its calls are answered as when the source fails, the refusal is kept, one warning an hour', async (onStoreError, answers) => {
+    let asked = 0;
+    const rules: RuleSource = {
+      findRules: (_clientId, apiPath) => {
+        asked++;
+        if (apiPath === '/x') {
+          if (answers === 'sync') throw wrongType();
+          return Promise.reject(wrongType());
+        }
+        const found = { global: { scope: 'global' as const, apiPath, minute: 2 } };
+        return answers === 'sync' ? found : Promise.resolve(found);
+      },
+    };
+    const { quota, logger, advance } = service({ rules, onStoreError, ruleCache: { ttlMs: 5000 } });
+    const decisions: QuotaDecision[] = [];
+    for (let i = 0; i < 3; i++) decisions.push(await quota.consume('app', '/x'));
+    expect(decisions.map((d) => [d.outcome, d.outcome !== 'store_unavailable' && d.source])).toEqual(
+      Array.from({ length: 3 }, () => (onStoreError === 'open' ? ['admitted', 'insurance'] : ['store_unavailable', false])),
+    );
+    expect(quota.degraded).toBe(false);
+    expect(asked).toBe(1);
+    // Another path of the source is decided by the store meanwhile, under its rule.
+    const good = [await quota.consume('app', '/y'), await quota.consume('app', '/y'), await quota.consume('app', '/y')];
+    expect(good.map((d) => [d.outcome, d.outcome !== 'store_unavailable' && d.source])).toEqual([['admitted', 'store'], ['admitted', 'store'], ['rejected', 'store']]);
+    expect(logger.records.map((r) => [r.level, r.message])).toEqual([['warn', expect.stringMatching(/^quota: the rule source cannot be read: .*WRONGTYPE.*no outage/)]]);
+
+    advance(5000);
+    await quota.consume('app', '/x');
+    expect(asked).toBe(3);
+    expect(logger.records).toHaveLength(1);
+    advance(3_600_000);
+    await quota.consume('app', '/x');
+    expect(logger.records.map((r) => r.level)).toEqual(['warn', 'warn']);
+    expect(quota.degraded).toBe(false);
+  });
+});
+
 describe("onStoreError: 'closed'", () => {
   it('answers store_unavailable (503, code 1) and recovers with the store', async () => {
     const store = flakyStore();

@@ -19,7 +19,7 @@ import { configurationError } from '../../core/errors.js';
 import { PairCache } from '../../core/cache.js';
 import { globEscape, scanKeyPages } from '../../core/redis-scan.js';
 import type { RedisLike } from '../../core/store-clients.js';
-import { StoreFailedError } from '../../core/store-errors.js';
+import { isRecordDataError, StoreDataError, StoreFailedError } from '../../core/store-errors.js';
 import { roundTripAnswered, type StoreCall } from '../../core/store-guard.js';
 import { createRedisHistoryStore } from '../../history/redis.js';
 import { redisConnection, type StoreConnection } from '../../core/store-connection.js';
@@ -140,6 +140,19 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
   // One hash for every stored rule: few rules, read two fields at a time behind the rule cache.
   const rulesKey = `${prefix}:rules`;
   const parsed = (json: string | null | undefined) => (typeof json === 'string' ? storedRule(json) : undefined);
+  /**
+   * The rules key holding another type than a hash (written around the admin API): a data error,
+   * no outage (docs/quota.md#damaged-data), naming the key and its repair, since Redis's own
+   * WRONGTYPE names neither.
+   */
+  const rulesUnreadable = (error: unknown): never => {
+    if (!isRecordDataError(error)) throw error;
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new StoreDataError(
+      'quota store (redis)',
+      new Error(`${rulesKey} is not the hash of the stored rules (${detail}): rename it to keep what it holds, or delete it, then save the rules again through the admin API`, { cause: error }),
+    );
+  };
 
   /** Each page of the client's counter keys, to `visit`. */
   const clientKeyPages = (clientId: string, call: StoreCall | undefined, visit: (keys: string[]) => void | Promise<void>) =>
@@ -183,10 +196,10 @@ export function createRedisQuotaStore(options: RedisQuotaStoreOptions): RedisQuo
     rules: {
       inProcess: false,
       async findRules(clientId, apiPath) {
-        const [own, global] = (await client.hmget(rulesKey, ruleKey({ scope: 'client', clientId, apiPath }), ruleKey({ scope: 'global', apiPath }))).map(parsed);
+        const [own, global] = (await client.hmget(rulesKey, ruleKey({ scope: 'client', clientId, apiPath }), ruleKey({ scope: 'global', apiPath })).catch(rulesUnreadable)).map(parsed);
         return { ...(own !== undefined ? { client: own } : {}), ...(global !== undefined ? { global } : {}) };
       },
-      listRules: async () => storedRuleEntries(Object.entries(await client.hgetall(rulesKey))),
+      listRules: async () => storedRuleEntries(Object.entries(await client.hgetall(rulesKey).catch(rulesUnreadable))),
       saveRule: async (rule) => {
         await client.hset(rulesKey, ruleKey(rule), JSON.stringify(rule));
       },

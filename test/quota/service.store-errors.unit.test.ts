@@ -17,6 +17,31 @@ import {
 } from '../../src/quota/index.js';
 import { at, type Failure, flakyStore, service } from './service-harness.js';
 
+/** `times` calls of one client and path in a row, each as [outcome, who decided it]. */
+async function decided(quota: { consume(clientId: string, apiPath: string): QuotaDecision | Promise<QuotaDecision> }, clientId: string, apiPath: string, times: number) {
+  const decisions: [string, string | false][] = [];
+  for (let i = 0; i < times; i++) {
+    const d = await quota.consume(clientId, apiPath);
+    decisions.push([d.outcome, d.outcome !== 'store_unavailable' && d.source]);
+  }
+  return decisions;
+}
+
+/**
+ * A refused source answer is kept for the rule cache's 5 s, then the source is asked again;
+ * its log line comes again only after an hour.
+ */
+async function askedAgainLoggedHourly(run: ReturnType<typeof service>, clientId: string, apiPath: string, asked: () => number, level: string) {
+  const before = asked();
+  run.advance(5000);
+  await run.quota.consume(clientId, apiPath);
+  expect(asked()).toBe(before + 1);
+  expect(run.logger.records).toHaveLength(1);
+  run.advance(3_600_000);
+  await run.quota.consume(clientId, apiPath);
+  expect(run.logger.records.map((r) => r.level)).toEqual([level, level]);
+}
+
 describe("onStoreError: 'open'", () => {
   it.each<Failure>(['reject', 'throw', 'hang'])('admits under the local insurance limit when the store fails (%s)', async (failure) => {
     const store = flakyStore();
@@ -51,8 +76,7 @@ describe("onStoreError: 'open'", () => {
     advance(22_999); // 10:00:59.999
     expect((await quota.consume('app', '/openapi/v1/orders')).outcome).toBe('rejected');
     advance(1); // the next calendar minute
-    const next = [await quota.consume('app', '/openapi/v1/orders'), await quota.consume('app', '/openapi/v1/orders'), await quota.consume('app', '/openapi/v1/orders'), await quota.consume('app', '/openapi/v1/orders')];
-    expect(next.map((d) => [d.outcome, d.outcome !== 'store_unavailable' && d.source])).toEqual([
+    expect(await decided(quota, 'app', '/openapi/v1/orders', 4)).toEqual([
       ['admitted', 'insurance'],
       ['admitted', 'insurance'],
       ['admitted', 'insurance'],
@@ -168,7 +192,8 @@ describe('a custom rule source returning a bad rule', () => {
         return apiPath === '/bad' ? { global: { scope: 'global', apiPath, minute: 10, cost: 5000 } } : { client: { scope: 'client', clientId, apiPath, minute: 2 } };
       },
     };
-    const { quota, logger, advance } = service({ rules, ruleCache: { ttlMs: 5000 } });
+    const run = service({ rules, ruleCache: { ttlMs: 5000 } });
+    const { quota, logger } = run;
     const bad = [];
     for (let i = 0; i < 3; i++) bad.push(await quota.consume(`app-${i % 2}`, '/bad'));
     // 'open': the insurance limiter decides under the defaults, as for a failing source.
@@ -176,17 +201,10 @@ describe('a custom rule source returning a bad rule', () => {
     expect(quota.degraded).toBe(false);
     expect(asked).toBe(2);
     // Another path of the source is decided by the store meanwhile, under its rule.
-    const good = [await quota.consume('app-0', '/good'), await quota.consume('app-0', '/good'), await quota.consume('app-0', '/good')];
-    expect(good.map((d) => [d.outcome, d.outcome !== 'store_unavailable' && d.source])).toEqual([['admitted', 'store'], ['admitted', 'store'], ['rejected', 'store']]);
+    expect(await decided(quota, 'app-0', '/good', 3)).toEqual([['admitted', 'store'], ['admitted', 'store'], ['rejected', 'store']]);
     expect(logger.records.map((r) => [r.level, r.message])).toEqual([['error', expect.stringMatching(/invalid rule, .*global rule for \/bad.*cost: must be at most 1000/)]]);
 
-    advance(5000);
-    await quota.consume('app-0', '/bad');
-    expect(asked).toBe(4);
-    expect(logger.records).toHaveLength(1);
-    advance(3_600_000);
-    await quota.consume('app-0', '/bad');
-    expect(logger.records.map((r) => r.level)).toEqual(['error', 'error']);
+    await askedAgainLoggedHourly(run, 'app-0', '/bad', () => asked, 'error');
   });
 });
 
@@ -243,9 +261,7 @@ describe('a counter the store answers a data error about', () => {
   it.each(['open', 'closed'] as const)('is no outage (%s): its client and path are answered as when the store fails, one warning an hour names them and the reset', async (onStoreError) => {
     const damaged = new Set(['app /x']);
     const { quota, logger, advance } = service({ store: damagedStore(damaged), onStoreError, rules: [{ scope: 'global', apiPath: '/x', minute: 3 }] });
-    const decisions: QuotaDecision[] = [];
-    for (let i = 0; i < 4; i++) decisions.push(await quota.consume('app', '/x'));
-    expect(decisions.map((d) => [d.outcome, d.outcome !== 'store_unavailable' && d.source])).toEqual(
+    expect(await decided(quota, 'app', '/x', 4)).toEqual(
       onStoreError === 'open' ? [...Array.from({ length: 3 }, () => ['admitted', 'insurance']), ['rejected', 'insurance']] : Array.from({ length: 4 }, () => ['store_unavailable', false]),
     );
     expect(quota.degraded).toBe(false);
@@ -292,26 +308,18 @@ describe('a rule source that answers a data error', () => {
         return answers === 'sync' ? found : Promise.resolve(found);
       },
     };
-    const { quota, logger, advance } = service({ rules, onStoreError, ruleCache: { ttlMs: 5000 } });
-    const decisions: QuotaDecision[] = [];
-    for (let i = 0; i < 3; i++) decisions.push(await quota.consume('app', '/x'));
-    expect(decisions.map((d) => [d.outcome, d.outcome !== 'store_unavailable' && d.source])).toEqual(
+    const run = service({ rules, onStoreError, ruleCache: { ttlMs: 5000 } });
+    const { quota, logger } = run;
+    expect(await decided(quota, 'app', '/x', 3)).toEqual(
       Array.from({ length: 3 }, () => (onStoreError === 'open' ? ['admitted', 'insurance'] : ['store_unavailable', false])),
     );
     expect(quota.degraded).toBe(false);
     expect(asked).toBe(1);
     // Another path of the source is decided by the store meanwhile, under its rule.
-    const good = [await quota.consume('app', '/y'), await quota.consume('app', '/y'), await quota.consume('app', '/y')];
-    expect(good.map((d) => [d.outcome, d.outcome !== 'store_unavailable' && d.source])).toEqual([['admitted', 'store'], ['admitted', 'store'], ['rejected', 'store']]);
+    expect(await decided(quota, 'app', '/y', 3)).toEqual([['admitted', 'store'], ['admitted', 'store'], ['rejected', 'store']]);
     expect(logger.records.map((r) => [r.level, r.message])).toEqual([['warn', expect.stringMatching(/^quota: the rule source cannot be read: .*WRONGTYPE.*no outage/)]]);
 
-    advance(5000);
-    await quota.consume('app', '/x');
-    expect(asked).toBe(3);
-    expect(logger.records).toHaveLength(1);
-    advance(3_600_000);
-    await quota.consume('app', '/x');
-    expect(logger.records.map((r) => r.level)).toEqual(['warn', 'warn']);
+    await askedAgainLoggedHourly(run, 'app', '/x', () => asked, 'warn');
     expect(quota.degraded).toBe(false);
   });
 });

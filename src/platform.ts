@@ -96,6 +96,8 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
   const clientIp = clientAddress(options.clientIp, logger);
   const router = new Router();
   const starting: Promise<void>[] = [];
+  /** Where the host mounted the platform, as the last request the platform answered reached it. */
+  let mountPath: string | undefined;
 
   // Metrics are collected while the admin API, which serves them, is on.
   const metrics = options.admin === false ? undefined : createPrometheusTelemetry(options.admin.registry);
@@ -129,6 +131,17 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
     // checkOptions made sure one of the two is there.
     const verify = (hostVerify ?? verifyToken) as TokenVerifier;
     const config = resolveQuotaConfig({ ...counting, now, logger });
+    // A damaged counter's warning names the admin API's reset where it answers: the host's mount
+    // path is known only from a request, the last one the platform answered (docs/quota.md#damaged-data).
+    if (options.admin !== false && config.store.usage) {
+      const usagePath = `${options.admin.basePath}/usage`;
+      config.counterReset = (clientId, apiPath) => {
+        const query = new URLSearchParams({ client_id: clientId, api_path: apiPath });
+        return mountPath === undefined
+          ? `the admin API's DELETE ${usagePath}?${query} (below the path the platform is mounted on)`
+          : `the admin API's DELETE ${mountPath}${usagePath}?${query}`;
+      };
+    }
     const quota = buildQuotaService(config, options.onEvent ? emit : undefined, () => telemetry.storeError('quota store'));
     // A store that cannot be warmed does not stop the platform: the quota follows onStoreError until it is back.
     starting.push(
@@ -208,6 +221,7 @@ export function createPlatform<Req>(rawOptions?: CourierPlatformOptions<Req>): P
     async handle(request) {
       const match = router.match(request.method, request.path);
       if (match.kind === 'none') return undefined;
+      if (request.mountPath !== undefined) mountPath = request.mountPath;
       if (match.kind === 'error') return match.formatError(match.error);
       try {
         return await match.route.handler(request, match.params);

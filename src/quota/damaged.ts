@@ -9,7 +9,8 @@ import { BoundedCache } from '../core/cache.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { StoreDataError } from '../core/store-errors.js';
-import type { OnStoreError } from './options.js';
+import type { CounterReset, OnStoreError } from './options.js';
+import type { QuotaStore } from './store/types.js';
 
 /** Damaged data is logged again after this long, if calls still meet it. */
 export const DAMAGE_REPORT_MS = 3_600_000;
@@ -56,17 +57,22 @@ function answeredMeanwhile(config: { onStoreError: OnStoreError; insurance: bool
 /**
  * A counter of one client and path that the store answers with a data error (a Redis key of the
  * wrong type, a PostgreSQL count out of range): one warning an hour per client and path, naming
- * them and the admin API's reset, which deletes the damaged counters (docs/operator.md#usage).
+ * them and what deletes the damaged counters: `reset` (the admin API's), else the store's own
+ * `usage.reset` (docs/quota.md#damaged-data).
  */
-export function damagedCounters(config: { logger: Logger; now: Clock; onStoreError: OnStoreError; insurance: boolean; storeKind: string }) {
+export function damagedCounters(config: { logger: Logger; now: Clock; onStoreError: OnStoreError; insurance: boolean; store: QuotaStore; reset?: CounterReset | undefined }) {
   const report = damageReport(config.now, config.logger, 'damaged counters');
   const meanwhile = answeredMeanwhile(config);
+  const repair = (clientId: string, apiPath: string): string => {
+    if (config.reset) return `${config.reset(clientId, apiPath)} resets its counters`;
+    if (config.store.usage) return `the quota store's usage.reset(${JSON.stringify(clientId)}, ${JSON.stringify(apiPath)}) resets its counters`;
+    return 'its period ends (the quota store has no usage.reset to delete its counters sooner)';
+  };
   return (clientId: string, apiPath: string, error: StoreDataError): void =>
     report(`${encodeURIComponent(clientId)} ${apiPath}`, () => {
-      const reset = `DELETE /admin/usage?${new URLSearchParams({ client_id: clientId, api_path: apiPath })}`;
       config.logger.warn(
-        { store: config.storeKind, clientId, apiPath, err: error },
-        `quota: a counter of ${JSON.stringify(clientId)} on ${apiPath} is damaged, the quota store cannot count its calls: they are ${meanwhile}, no outage, until the admin API's ${reset} resets its counters`,
+        { store: config.store.kind, clientId, apiPath, err: error },
+        `quota: a counter of ${JSON.stringify(clientId)} on ${apiPath} is damaged, the quota store cannot count its calls: they are ${meanwhile}, no outage, until ${repair(clientId, apiPath)}`,
       );
     });
 }

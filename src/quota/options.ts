@@ -126,6 +126,12 @@ export const quotaServiceOptionsSchema = z.strictObject({
 
 export type ParsedQuotaServiceOptions = z.output<typeof quotaServiceOptionsSchema>;
 
+/**
+ * Names what resets one client's counters of one path, as the log's instruction: the platform
+ * names its admin API's `DELETE …/usage` where it answers (docs/operator.md#usage).
+ */
+export type CounterReset = (clientId: string, apiPath: string) => string;
+
 /** Everything the quota service runs on, checked and with every default in place. */
 export interface QuotaConfig {
   store: QuotaStore;
@@ -142,6 +148,8 @@ export interface QuotaConfig {
   insurance: boolean;
   now: Clock;
   logger: Logger;
+  /** What the log names to reset a damaged counter, when not the store's `usage.reset`: the platform's admin API (quota/damaged.ts). */
+  counterReset?: CounterReset;
 }
 
 /**

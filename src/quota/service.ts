@@ -106,7 +106,7 @@ export function buildQuotaService(config: QuotaConfig, emit?: EmitQuotaEvent, st
   });
   const rules = createRuleLookup(config, guard);
   const insurance = createInsuranceLimiter(config.insurance, calendar);
-  const damaged = damagedCounters({ logger: config.logger, now: config.now, onStoreError, insurance: config.insurance, storeKind: store.kind });
+  const damaged = damagedCounters({ logger: config.logger, now: config.now, onStoreError, insurance: config.insurance, store, reset: config.counterReset });
   /** Whole ms: bucket starts are keys, and a fractional clock must not make every call a new key. */
   const readClock = (): number => Math.floor(config.now());
 

@@ -7,11 +7,19 @@
  * reset, and after the reset the store counts it again. The calls that met the damaged day leave
  * no charge on the minute.
  */
+import express from 'express';
+import Fastify from 'fastify';
 import pg from 'pg';
-import { afterAll, afterEach, expect, it } from 'vitest';
+import request from 'supertest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { courierPlatform as expressPlatform } from '../../adapters/express.js';
+import { courierPlatform as fastifyPlatform } from '../../adapters/fastify.js';
+import type { CourierPlatformOptions } from '../../src/options.js';
 import { createPostgresOAuthStore, type OAuthStore } from '../../src/oauth/store/index.js';
-import { createPostgresQuotaStore, createRedisQuotaStore, type QuotaStore } from '../../src/quota/index.js';
+import { createMemoryQuotaStore, createPostgresQuotaStore, createRedisQuotaStore, type QuotaStore } from '../../src/quota/index.js';
+import { fastifyListener } from '../support/apps.js';
 import { capturingLogger } from '../support/logger.js';
+import { serve, type Served } from '../support/net.js';
 import { databaseUrl, describePostgres, describeRedis, redisForBlock, uniqueName } from '../support/services.js';
 import { accessToken, closeHosts, CONFIDENTIAL, OTHER, PING, ping, startHost } from '../http/quota-helpers.js';
 
@@ -115,5 +123,107 @@ describePostgres('a damaged counter in a PostgreSQL quota store', () => {
       const updated = await pool.query(`UPDATE ${store.tableName} SET used = 9223372036854775807 WHERE client_id = $1 AND api_path = $2 AND period = 'day'`, [CONFIDENTIAL.id, PING]);
       expect(updated.rowCount).toBe(1);
     }, { store: createPostgresOAuthStore({ pool, schema }) });
+  });
+});
+
+describe('the reset a damaged counter\'s warning names', () => {
+  const APP = 'app_mounted';
+  const served: Served[] = [];
+  afterEach(async () => {
+    await Promise.all(served.splice(0).map((s) => s.close()));
+  });
+
+  /** A memory store whose every consume answers as a damaged record does; its usage (and reset) is the memory store's. */
+  function damagedStore(): QuotaStore {
+    const { consumeSync: _inProcess, ...memory } = createMemoryQuotaStore();
+    return {
+      ...memory,
+      kind: 'damaged',
+      consume: async () => {
+        throw new SyntaxError('Unexpected token h in JSON at position 0');
+      },
+    };
+  }
+
+  function options(logger: ReturnType<typeof capturingLogger>, admin: CourierPlatformOptions['admin']) {
+    return {
+      logger,
+      courier: false as const,
+      oauth: false as const,
+      admin,
+      quota: { store: damagedStore(), verifyToken: (token: string) => (token === 'app-token' ? { clientId: APP, scope: [] } : undefined) },
+    };
+  }
+
+  async function pingAndWarning(server: Served, logger: ReturnType<typeof capturingLogger>): Promise<string> {
+    const call = await request(server.server).get(PING).set('authorization', 'Bearer app-token');
+    expect(call.status).toBe(200); // admitted under the insurance limit
+    const warnings = logger.records.filter((r) => r.level === 'warn' && r.message.includes('is damaged'));
+    expect(warnings).toHaveLength(1);
+    return warnings[0]!.message;
+  }
+
+  const reset = `client_id=${APP}&api_path=${encodeURIComponent(PING)}`;
+
+  it('names the admin API where the host mounted it (Express app.use under /ops, admin.basePath /operator), and that path resets the counter', async () => {
+    const logger = capturingLogger();
+    const app = express();
+    const platform = expressPlatform(options(logger, { token: TOKEN, basePath: '/operator' }));
+    app.use('/ops', platform);
+    app.get(PING, platform.quota(), (_req, res) => {
+      res.json({ ok: true });
+    });
+    const server = await serve(app);
+    served.push(server);
+    // The operator's first look at the application's usage, where the admin API answers.
+    expect((await request(server.server).get(`/ops/operator/usage?client_id=${APP}`).set(OPERATOR)).status).toBe(200);
+
+    const warning = await pingAndWarning(server, logger);
+    expect(warning).toContain(`the admin API's DELETE /ops/operator/usage?${reset} resets its counters`);
+    const deleted = await request(server.server).delete(`/ops/operator/usage?${reset}`).set(OPERATOR);
+    expect(deleted.status).toBe(200);
+  });
+
+  it('names the admin API under the Fastify register prefix', async () => {
+    const logger = capturingLogger();
+    const app = Fastify();
+    const platform = fastifyPlatform(options(logger, { token: TOKEN }));
+    app.register(platform, { prefix: '/api' });
+    app.get(PING, { preHandler: platform.quota() }, async () => ({ ok: true }));
+    const server = await serve(fastifyListener(app as never));
+    served.push(server);
+    expect((await request(server.server).get(`/api/admin/usage?client_id=${APP}`).set(OPERATOR)).status).toBe(200);
+
+    expect(await pingAndWarning(server, logger)).toContain(`the admin API's DELETE /api/admin/usage?${reset} resets its counters`);
+  });
+
+  it('before the platform answered any request of this process, names the path below its mount point as such', async () => {
+    const logger = capturingLogger();
+    const app = express();
+    const platform = expressPlatform(options(logger, { token: TOKEN }));
+    app.use('/ops', platform);
+    app.get(PING, platform.quota(), (_req, res) => {
+      res.json({ ok: true });
+    });
+    const server = await serve(app);
+    served.push(server);
+
+    expect(await pingAndWarning(server, logger)).toContain(`the admin API's DELETE /admin/usage?${reset} (below the path the platform is mounted on) resets its counters`);
+  });
+
+  it('with the admin API off, names the quota store\'s own reset', async () => {
+    const logger = capturingLogger();
+    const app = express();
+    const platform = expressPlatform(options(logger, false));
+    app.use(platform);
+    app.get(PING, platform.quota(), (_req, res) => {
+      res.json({ ok: true });
+    });
+    const server = await serve(app);
+    served.push(server);
+
+    const warning = await pingAndWarning(server, logger);
+    expect(warning).not.toContain('DELETE');
+    expect(warning).toContain(`the quota store's usage.reset(${JSON.stringify(APP)}, ${JSON.stringify(PING)}) resets its counters`);
   });
 });

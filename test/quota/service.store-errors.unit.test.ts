@@ -255,6 +255,7 @@ describe('a counter the store answers a data error about', () => {
       kind: 'damaged',
       consume: (request) => (damaged.has(`${request.clientId} ${request.apiPath}`) ? Promise.reject(wrongType()) : inner.consume(request)),
       peek: (request) => inner.peek(request),
+      usage: inner.usage,
     };
   };
 
@@ -269,7 +270,8 @@ describe('a counter the store answers a data error about', () => {
     expect([await quota.consume('other', '/x'), await quota.consume('other', '/x')].map((d) => d.outcome !== 'store_unavailable' && d.source)).toEqual(['store', 'store']);
     const warning = (r: { level: string; message: string }) => [r.level, r.message];
     expect(logger.records.map(warning)).toEqual([['warn', expect.stringContaining('a counter of "app" on /x is damaged')]]);
-    expect(logger.records[0]?.message).toContain('DELETE /admin/usage?client_id=app&api_path=%2Fx');
+    // A quota service of its own has no admin API: the store's reset is the repair.
+    expect(logger.records[0]?.message).toContain('until the quota store\'s usage.reset("app", "/x") resets its counters');
     expect(logger.records[0]?.fields).toMatchObject({ clientId: 'app', apiPath: '/x' });
 
     advance(3_599_999);
@@ -279,7 +281,7 @@ describe('a counter the store answers a data error about', () => {
     await quota.consume('app', '/x');
     expect(logger.records.map((r) => r.level)).toEqual(['warn', 'warn']);
 
-    // Repaired (the admin API's reset deletes the damaged counters): counted by the store again.
+    // Repaired (the reset deletes the damaged counters): counted by the store again.
     damaged.clear();
     const repaired = await quota.consume('app', '/x');
     expect(repaired.outcome !== 'store_unavailable' && repaired.source).toBe('store');

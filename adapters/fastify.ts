@@ -87,6 +87,14 @@ function bodyFailure(error: FastifyError, bodyLimit: number): PlatformError | un
   return undefined;
 }
 
+/**
+ * The caller's address as the request arrived (`request.ip`, under trustProxy the forwarded one).
+ * Fastify reads a body before the route runs, and once a caller hangs up part way through it the
+ * socket has no address left: the platform still answers that request (the body failed), and
+ * must count it from its caller, not as a request without an address (docs/deployment.md#clientip).
+ */
+const arrivedFrom = new WeakMap<FastifyRequest, string | undefined>();
+
 function platformRequestOf(request: FastifyRequest, prefix: string, body?: AsyncIterable<Uint8Array>): PlatformRequest {
   const url = request.url;
   const q = url.indexOf('?');
@@ -99,7 +107,7 @@ function platformRequestOf(request: FastifyRequest, prefix: string, body?: Async
     headers: request.headers,
     // The plugin's parser hands over the bytes as sent; the core applies its own rules (media type, coding, UTF-8, JSON).
     body: body ?? (Buffer.isBuffer(request.body) ? sent(request.body) : undefined),
-    ip: request.ip,
+    ip: arrivedFrom.get(request) ?? request.ip,
     // Fastify gives `request.ips` only when its trustProxy option is set.
     proxyTrusted: request.ips !== undefined,
     raw: request,
@@ -144,6 +152,11 @@ export function courierPlatform(options?: CourierPlatformOptions<FastifyRequest>
 
   const routes = async (instance: FastifyInstance): Promise<void> => {
     const prefix = instance.prefix;
+    // onRequest runs before the body is read, while the socket still has its peer.
+    instance.addHook('onRequest', (request, _reply, done) => {
+      arrivedFrom.set(request, request.ip);
+      done();
+    });
     instance.removeAllContentTypeParsers();
     instance.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
     instance.setErrorHandler(async (error: FastifyError, request, reply) => {

@@ -9,7 +9,7 @@ import type { StoreGuard } from '../core/store-guard.js';
 import type { OAuthStore } from '../oauth/store/types.js';
 import { bucketStarts, foldSeries, MAX_HISTORY_SERIES } from '../history/series.js';
 import { DAY_MS, keptFrom, startOf, stepMs, type HistoryRetention, type UsageHistoryStore } from '../history/types.js';
-import { normalizeApiPath } from '../quota/api-path.js';
+import { API_PATH_PARAMETER, normalizeApiPath } from '../quota/api-path.js';
 import type { AdminAccessCheck } from './access.js';
 import { adminRoute, parseQuery, queryId } from './route.js';
 
@@ -30,7 +30,7 @@ const instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()], { erro
 
 const historyQuery = z.strictObject({
   client_id: queryId,
-  api_path: z.string().min(1).optional(),
+  api_path: z.string().min(1).refine(API_PATH_PARAMETER.valid, API_PATH_PARAMETER.problem).optional(),
   step: z.enum(['hour', 'day']).default('hour'),
   from: instant.optional(),
   to: instant.optional(),

@@ -7,7 +7,7 @@ import { ok } from '../core/envelope.js';
 import { NotFoundError, StoreUnavailableError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { StoreCall, StoreGuard } from '../core/store-guard.js';
-import { normalizeApiPath } from '../quota/api-path.js';
+import { API_PATH_PARAMETER, normalizeApiPath } from '../quota/api-path.js';
 import { quotaReportSchema, type QuotaReport } from '../quota/report.js';
 import type { QuotaService } from '../quota/service.js';
 import type { QuotaUsageStore } from '../quota/store/types.js';
@@ -38,7 +38,7 @@ export const USAGE_READS_AT_ONCE = 8;
 
 const readQuery = z.strictObject({ client_id: queryId, limit: pageLimit(DEFAULT_USAGE_PAGE, MAX_USAGE_PAGE), cursor: pageCursor });
 const readResponse = pageResponseSchema(z.object({ client_id: z.string(), endpoints: z.array(quotaReportSchema) }));
-const resetQuery = z.strictObject({ client_id: queryId, api_path: z.string().min(1).optional() });
+const resetQuery = z.strictObject({ client_id: queryId, api_path: z.string().min(1).refine(API_PATH_PARAMETER.valid, API_PATH_PARAMETER.problem).optional() });
 
 /** Where the paths after `after` start in `sorted` (the cursor's path itself may be gone since). */
 function firstAfter(sorted: readonly string[], after: string): number {

@@ -7,7 +7,7 @@ import type { Route } from '../core/router.js';
 import { noTelemetry, type Telemetry } from '../core/telemetry.js';
 import { parseWith, queryObject } from '../core/validation.js';
 import { bearerToken } from '../core/bearer.js';
-import { hasDotSegment, readApiPath } from '../quota/api-path.js';
+import { API_PATH_PARAMETER, hasDotSegment, readApiPath } from '../quota/api-path.js';
 import {
   guardVerdict,
   MAX_API_PATH_LENGTH,
@@ -123,6 +123,7 @@ const getQuotaQuery = z.object({
     .string()
     .min(1)
     .max(MAX_API_PATH_LENGTH)
+    .refine(API_PATH_PARAMETER.valid, API_PATH_PARAMETER.problem)
     .refine((path) => {
       const read = readApiPath(path);
       return !('path' in read) || !hasDotSegment(read.path);

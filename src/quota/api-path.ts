@@ -67,6 +67,18 @@ export function readApiPath(path: unknown): { path: string } | { problem: string
   return { path: out.toLowerCase() };
 }
 
+/**
+ * An endpoint named by a query parameter (`api_path` of get_quota and the admin API) is the path
+ * alone. A request's path never holds a `?` or `#` as it is (they end it), so the guard counts none:
+ * one in the value is a `%3F` or `%23` of the path that the query's own decoding turned back into
+ * the character, or a query string the caller appended. Either reading could name another
+ * endpoint than the caller means, so the value is refused, saying how to write it.
+ */
+export const API_PATH_PARAMETER = {
+  valid: (value: string): boolean => !value.includes('?') && !value.includes('#'),
+  problem: 'must be the path alone, without "?" or "#": a path holds them escaped, %3F and %23, which a query carries URL-encoded once more (%253F, %2523)',
+} as const;
+
 /** A `.` or `..` segment, `%2E` already decoded: what the URL standard resolves away (RFC 3986 5.2.4). */
 const DOT_SEGMENT = /\/\.{1,2}(?:\/|$)/;
 

@@ -39,6 +39,8 @@ export const ORDERS = '/openapi/v1/orders';
 export const ORDER_ITEM = '/openapi/v1/orders/:id';
 /** A GET route beyond ASCII, answered like PING: sent percent-encoded (Node refuses raw bytes), routed by Fastify under the characters. */
 export const ARGER = '/openapi/v1/Ärger';
+/** A GET route whose path holds an escaped `?` (`%3F`), answered like PING: a path holds a `?` only escaped. */
+export const QUERY_MARK = '/openapi/v1/x%3Fy';
 
 // ---------------------------------------------------------------------------------------------
 // Clock
@@ -115,6 +117,7 @@ const ROUTES: { method: 'GET' | 'POST'; path: string; handler: Handler }[] = [
   { method: 'GET', path: PING, handler: 'ping' },
   { method: 'POST', path: ORDERS, handler: 'orders' },
   { method: 'GET', path: encodeURI(ARGER), handler: 'ping' },
+  { method: 'GET', path: QUERY_MARK, handler: 'ping' },
 ];
 
 function sendJson(res: ServerResponse, body: unknown): void {
@@ -173,6 +176,8 @@ async function hostListener(adapter: AdapterName, setup: HostSetup, clock: TestC
     app.get(PING, { preHandler: platform.quota() }, async (request) => answer('ping', request.platformAuth));
     app.post(ORDERS, { onRequest: platform.quota() }, async (request) => answer('orders', request.platformAuth));
     app.get(ARGER, { preHandler: platform.quota() }, async (request) => answer('ping', request.platformAuth));
+    // Fastify routes on the decoded path, where `%3F` is a `?` no static route can hold: a parameter takes it.
+    app.get('/openapi/v1/x:rest', { preHandler: platform.quota() }, async (request) => answer('ping', request.platformAuth));
     return { listener: fastifyListener(app as never), ready: () => platform.platform.ready() };
   }
 
@@ -183,6 +188,7 @@ async function hostListener(adapter: AdapterName, setup: HostSetup, clock: TestC
     app.get(PING, platform.quota(), (c) => c.json(answer('ping', c.get('platformAuth'))));
     app.post(ORDERS, platform.quota(), (c) => c.json(answer('orders', c.get('platformAuth'))));
     app.get(hostPath(encodeURI(ARGER)), platform.quota(), (c) => c.json(answer('ping', c.get('platformAuth'))));
+    app.get(hostPath(QUERY_MARK), platform.quota(), (c) => c.json(answer('ping', c.get('platformAuth'))));
     return { listener: getRequestListener(app.fetch), ready: () => platform.platform.ready() };
   }
 
@@ -226,6 +232,9 @@ async function hostListener(adapter: AdapterName, setup: HostSetup, clock: TestC
     res.json(answer('orders', req.platformAuth));
   });
   app.get(encodeURI(ARGER), platform.quota(), (req, res) => {
+    res.json(answer('ping', req.platformAuth));
+  });
+  app.get(QUERY_MARK, platform.quota(), (req, res) => {
     res.json(answer('ping', req.platformAuth));
   });
   // A parameterised route names its endpoint, so every id shares one quota.

@@ -143,3 +143,14 @@ export function countedAddress(given: string): string {
   if (counted === 'address') return groups.map((group) => group.toString(16)).join(':');
   return `${[groups[0]!, groups[1]!, groups[2]!, groups[3]! & 0xff00].map((group) => group.toString(16)).join(':')}::/56`;
 }
+
+/**
+ * The caller's own address, where countedAddress counts a whole /56: the full IPv6 address (its
+ * zone id and any port dropped). Everywhere else it is what countedAddress counts, which is
+ * already one caller's (an IPv4 address, the IPv4 an IPv6 address carries, a link).
+ */
+export function exactAddress(given: string): string {
+  const counted = countedAddress(given);
+  if (!counted.endsWith('::/56')) return counted;
+  return ipv6Groups(withoutPort(given))!.map((group) => group.toString(16)).join(':');
+}

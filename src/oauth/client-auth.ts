@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readBasicAuth } from '../core/basic-auth.js';
-import { countedAddress } from '../core/client-address.js';
+import { countedAddress, exactAddress } from '../core/client-address.js';
 import { header, type PlatformRequest } from '../core/http.js';
 import { isClientId } from './client-record.js';
 import { verifyClientSecret } from './client-secret.js';
@@ -158,21 +158,62 @@ export async function authenticateClient(request: PlatformRequest, form: Record<
   // them would let it lock a client out of every visitor's address.
   const { secret } = presented;
   if (secret === undefined) throw failed(presented.clientId, context);
-  const address = countedAddress(context.clientIp(request));
-  if (!context.lockedAddresses.isLocked(address) && remembered(known, secret, context)) return known;
-  // Hashed: the secret stays out of the map, which lives only as long as the check.
-  const key = createHash('sha256').update(JSON.stringify([address, presented.clientId, secret])).digest('base64url');
+  const ip = context.clientIp(request);
+  const caller: Caller = { counted: countedAddress(ip), exact: exactAddress(ip) };
+  if (remembered(known, secret, context)) {
+    if (!context.lockedAddresses.isLocked(caller.counted)) return provedBy(caller, known, context);
+    // The caller's /56 was answered 429: a known caller of the client whose own address was not
+    // is judged as any caller outside it would be, and a remembered secret skips the limit.
+    if (ownAddress(caller) && !context.lockedAddresses.isLocked(caller.exact) && (await context.knownCallers.isKnown(known.id, caller.exact))) return known;
+  }
+  // Hashed: the secret stays out of the map, which lives only as long as the check. By the exact
+  // address: callers of one /56 may meet different limits (a known caller and a stranger).
+  const key = createHash('sha256').update(JSON.stringify([caller.exact, presented.clientId, secret])).digest('base64url');
   const running = context.clientChecks.get(key);
   if (running) return running;
-  const check = checkPresented(address, { clientId: presented.clientId, secret }, known, context).finally(() => context.clientChecks.delete(key));
+  const check = checkPresented(caller, { clientId: presented.clientId, secret }, known, context).finally(() => context.clientChecks.delete(key));
   context.clientChecks.set(key, check);
   return check;
 }
 
-async function checkPresented(address: string, presented: Required<PresentedCredentials>, known: OAuthClientRecord | undefined, context: OAuthContext): Promise<OAuthClientRecord> {
-  const attempt = await context.clientAuthThrottle.attempt(countedKeys(address, presented.clientId));
+/** The caller's address as the limits count it (an IPv6 address by its /56) and its own. */
+interface Caller {
+  readonly counted: string;
+  readonly exact: string;
+}
+
+/** The limits count more than the caller's own address: an IPv6 /56. */
+function ownAddress(caller: Caller): boolean {
+  return caller.exact !== caller.counted;
+}
+
+/** The caller proved the client's secret: it is known to the client from its own address. */
+async function provedBy(caller: Caller, client: OAuthClientRecord, context: OAuthContext): Promise<OAuthClientRecord> {
+  await context.knownCallers.proved(client.id, caller.exact);
+  return client;
+}
+
+/**
+ * The attempt, counted on the caller's /56 (RFC 6749 10.10). When others' failures filled that
+ * count, a caller that proved this client's secret from its own address recently is counted on
+ * that address instead: a neighbour in the /56 (another customer of a hosting provider) never
+ * locks the client's servers out. Nobody becomes known without the secret, and an address that
+ * is not known meets the /56's limit as before, so guesses spread over the /56 stay bounded.
+ */
+async function attemptFor(caller: Caller, clientId: string, context: OAuthContext): Promise<{ retryAfter: number; release(): Promise<void>; lockedAt: string }> {
+  const attempt = await context.clientAuthThrottle.attempt(countedKeys(caller.counted, clientId));
+  if (attempt.retryAfter === 0 || !ownAddress(caller)) return { ...attempt, release: () => attempt.release(), lockedAt: caller.counted };
+  // Other callers of the /56 get 429 for the right secret too: the remembered secret stops skipping the limit there.
+  context.lockedAddresses.lock(caller.counted, attempt.retryAfter);
+  if (!(await context.knownCallers.isKnown(clientId, caller.exact))) return { ...attempt, release: () => attempt.release(), lockedAt: caller.counted };
+  const own = await context.clientAuthThrottle.attempt(countedKeys(caller.exact, clientId));
+  return { retryAfter: own.retryAfter, release: () => own.release(), lockedAt: caller.exact };
+}
+
+async function checkPresented(caller: Caller, presented: Required<PresentedCredentials>, known: OAuthClientRecord | undefined, context: OAuthContext): Promise<OAuthClientRecord> {
+  const attempt = await attemptFor(caller, presented.clientId, context);
   if (attempt.retryAfter > 0) {
-    context.lockedAddresses.lock(address, attempt.retryAfter);
+    context.lockedAddresses.lock(attempt.lockedAt, attempt.retryAfter);
     throw new OAuthProtocolError('invalid_client', `too many failed client authentications; retry in ${attempt.retryAfter} seconds`, 429, {
       'retry-after': String(attempt.retryAfter),
     });
@@ -185,5 +226,5 @@ async function checkPresented(address: string, presented: Required<PresentedCred
   // A right secret is answered whatever the give-back meets: one the store fails is made once it
   // answers again (docs/oauth.md, "Brute-force limits").
   await attempt.release().catch(() => undefined);
-  return client;
+  return provedBy(caller, client, context);
 }

@@ -11,6 +11,7 @@ import type { OAuthUser } from './options.js';
 import type { OAuthClientRecord, OAuthStore, TokenRef } from './store/types.js';
 import type { FailureThrottle } from './throttle.js';
 import type { LockedAddresses } from './locked-addresses.js';
+import type { KnownCallers } from './known-callers.js';
 
 export interface ResolvedLifetimes {
   code: number;
@@ -48,6 +49,8 @@ export interface OAuthContext {
   rereadClient(clientId: string): Promise<OAuthClientRecord | undefined>;
   /** Failed client authentications, per caller address with client id and per caller address. */
   clientAuthThrottle: FailureThrottle;
+  /** The exact addresses that proved a client's secret recently, judged by their own failures while their /56 is at the limit. */
+  knownCallers: KnownCallers;
   /** Addresses this process answered 429 at that limit: a remembered secret does not skip it for them. */
   lockedAddresses: LockedAddresses;
   /** Client authentications in progress, by caller address and credentials: one check serves them all. */

@@ -57,6 +57,11 @@ export interface BruteForceOptions {
   addressFailures?: number;
   /** Default 900 (15 minutes). */
   windowSeconds?: number;
+  /**
+   * How long an address that proved a client's secret stays known to the client, in seconds: while
+   * its IPv6 /56 is at the limit through others' failures, it is judged by its own. Default 86400 (24 hours).
+   */
+  knownCallerSeconds?: number;
 }
 
 /** Options of the OAuth 2.0 / OpenID Connect server (`courierPlatform({ oauth })`); every one is documented in docs/options.md. */
@@ -170,7 +175,7 @@ export const oauthOptionsSchema = z.strictObject({
     .prefault({}),
   refreshRetryGraceSeconds: z.number().int().min(0).max(3600).default(0),
   bruteForce: z
-    .strictObject({ clientAuthFailures: positiveInteger.default(10), addressFailures: positiveInteger.default(100), windowSeconds: positiveInteger.default(900) })
+    .strictObject({ clientAuthFailures: positiveInteger.default(10), addressFailures: positiveInteger.default(100), windowSeconds: positiveInteger.default(900), knownCallerSeconds: positiveInteger.max(30 * 24 * 3600).default(24 * 3600) })
     .prefault({}),
   storeTimeoutMs: positiveInteger.max(60_000).default(1000),
   basePath: basePathOption.default('/oauth'),

@@ -33,6 +33,7 @@ import { parseToken } from './token-format.js';
 import { rotationConfirmations } from './rotation-confirmations.js';
 import { handleUserinfo, userinfoDoc } from './userinfo.js';
 import { lockedAddresses } from './locked-addresses.js';
+import { KNOWN_CALLERS_PER_CLIENT, knownCallerMarks, knownCallers } from './known-callers.js';
 
 export interface OAuthShared {
   now: Clock;
@@ -226,6 +227,16 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
       return context.store.getClient(clientId);
     },
     lockedAddresses: lockedAddresses(shared.now),
+    knownCallers: knownCallers(
+      knownCallerMarks(rawStore, {
+        lifetimeMs: options.bruteForce.knownCallerSeconds * 1000,
+        most: KNOWN_CALLERS_PER_CLIENT,
+        name: 'client-auth',
+        now: shared.now,
+      }),
+      storeGuard,
+      { lifetimeMs: options.bruteForce.knownCallerSeconds * 1000, now: shared.now },
+    ),
     clientChecks: new Map(),
     clientAuthThrottle: guardedThrottle(
       createFailureThrottle({

@@ -68,7 +68,7 @@ describePostgres('PostgreSQL OAuthStore', () => {
         'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
         [schema],
       );
-      expect(rows.map((row) => row.table_name)).toEqual(['oauth_clients', 'oauth_consents', 'oauth_failure_windows', 'oauth_given_back', 'oauth_grants', 'oauth_used_once']);
+      expect(rows.map((row) => row.table_name)).toEqual(['oauth_clients', 'oauth_consents', 'oauth_failure_windows', 'oauth_given_back', 'oauth_grants', 'oauth_known_callers', 'oauth_used_once']);
     });
 
     it('creates its schema on first use unless told not to', async () => {

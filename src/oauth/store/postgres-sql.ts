@@ -84,6 +84,15 @@ CREATE TABLE IF NOT EXISTS ${s}.oauth_given_back (
   PRIMARY KEY (key, id)
 );
 CREATE INDEX IF NOT EXISTS oauth_given_back_until_idx ON ${s}.oauth_given_back (until);
+-- The callers that proved a client's secret (docs/oauth.md, "Brute-force limits"): one row per
+-- client and caller (both hashed), until its mark ends (ms since the epoch).
+CREATE TABLE IF NOT EXISTS ${s}.oauth_known_callers (
+  client text NOT NULL,
+  caller text NOT NULL,
+  until bigint NOT NULL,
+  PRIMARY KEY (client, caller)
+);
+CREATE INDEX IF NOT EXISTS oauth_known_callers_until_idx ON ${s}.oauth_known_callers (until);
 -- Whether the id ($2) was given back on the key ($1) and is still remembered at $3 (ms). VOLATILE,
 -- so it reads with a snapshot of its own, taken when called: a count calls it once it holds its
 -- window's row, and so sees a give-back committed while it waited for that row, which its
@@ -224,9 +233,12 @@ CREATE OR REPLACE FUNCTION ${s}.oauth_given_back_at(text, text, bigint) RETURNS 
         windows AS (DELETE FROM ${s}.oauth_failure_windows WHERE key IN (SELECT key FROM ${s}.oauth_failure_windows
           WHERE window_end <= $2::bigint OR cardinality(ids) = 0 LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING 1),
         forgotten AS (DELETE FROM ${s}.oauth_given_back WHERE (key, id) IN (SELECT key, id FROM ${s}.oauth_given_back
+          WHERE until <= $2::bigint LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING 1),
+        unknown AS (DELETE FROM ${s}.oauth_known_callers WHERE (client, caller) IN (SELECT client, caller FROM ${s}.oauth_known_callers
           WHERE until <= $2::bigint LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING 1)
       SELECT (SELECT count(*) FROM gone)::int AS deleted,
-        greatest((SELECT count(*) FROM gone), (SELECT count(*) FROM used), (SELECT count(*) FROM windows), (SELECT count(*) FROM forgotten))::int AS most`,
+        greatest((SELECT count(*) FROM gone), (SELECT count(*) FROM used), (SELECT count(*) FROM windows), (SELECT count(*) FROM forgotten),
+          (SELECT count(*) FROM unknown))::int AS most`,
   };
 }
 
@@ -271,5 +283,21 @@ export function failureWindowStatements(s: string) {
       INSERT INTO ${windows} AS w (key, ids, window_end) VALUES ($1, '{}', 0)
       ON CONFLICT (key) DO UPDATE SET ids = array_remove(w.ids, $2::text)`,
     peek: `SELECT cardinality(ids) AS count, window_end FROM ${windows} WHERE key = $1 AND window_end > $2::bigint AND cardinality(ids) > 0`,
+    /**
+     * Known callers (known-callers.ts): $1 client, $2 caller, $3 now (ms), $4 a mark's life (ms),
+     * $5 most kept per client. The mark is written (or renewed), and the client's other marks
+     * that ended, or beyond the most recent $5 - 1, are deleted in the same statement. Two marks
+     * written at once for one client may each keep the other's row: one more than $5 stays until
+     * the client's next mark.
+     */
+    rememberCaller: `WITH marked AS (
+        INSERT INTO ${s}.oauth_known_callers (client, caller, until) VALUES ($1, $2, $3::bigint + $4::bigint)
+        ON CONFLICT (client, caller) DO UPDATE SET until = EXCLUDED.until
+      )
+      DELETE FROM ${s}.oauth_known_callers WHERE client = $1 AND caller <> $2 AND (until <= $3::bigint OR caller IN (
+        SELECT caller FROM ${s}.oauth_known_callers WHERE client = $1 AND caller <> $2 AND until > $3::bigint
+        ORDER BY until DESC, caller OFFSET $5::int - 1))`,
+    /** $1 client, $2 caller, $3 now (ms): a row when the mark is live. */
+    knownCaller: `SELECT 1 AS known FROM ${s}.oauth_known_callers WHERE client = $1 AND caller = $2 AND until > $3::bigint`,
   };
 }

@@ -13,6 +13,9 @@
  *   oauth_given_back (key, id, until)    pk (key, id), index (until)
  *                                      the ids given back (counted or not), each until a window after its
  *                                      own give-back (ms); read by oauth_given_back_at(key, id, at)
+ *   oauth_known_callers (client, caller, until)   pk (client, caller), index (until)
+ *                                      the callers that proved a client's secret (hashes), each until its
+ *                                      mark ends (ms); the most recent ones per client (known-callers.ts)
  *
  * One row per grant, bounded whatever the number of refreshes (see types.ts): the code record
  * and the code's hash, expiry and consumed flag; the generation; the current refresh token

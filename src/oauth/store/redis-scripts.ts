@@ -200,3 +200,24 @@ local n = redis.call('SCARD', KEYS[1])
 if n == 0 then return {0, 0} end
 return {n, redis.call('PTTL', KEYS[1])}
 `);
+
+/**
+ * Marks a caller that proved a client's secret (known-callers.ts): KEYS[1] the client's zset of
+ * callers, each scored by when its mark ends; ARGV caller, now (ms), lifetime (ms), most kept.
+ * Ended marks leave first, then all but the most recent ones; the key goes a lifetime after its
+ * last mark. Every mark lasts as long from its write, so the highest scores are the most recent.
+ */
+export const REMEMBER_CALLER = script(`
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
+redis.call('ZADD', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]), ARGV[1])
+redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(tonumber(ARGV[4]) + 1))
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+`);
+
+/** Whether a caller's mark (REMEMBER_CALLER) is live: KEYS[1] the client's zset; ARGV caller, now (ms). Answers 1 or 0. */
+export const KNOWN_CALLER = script(`
+local ends = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if ends and tonumber(ends) > tonumber(ARGV[2]) then return 1 end
+return 0
+`);

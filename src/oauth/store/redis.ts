@@ -12,6 +12,8 @@
  *                          k the counted key's hash (failure-windows.ts)             PX the window
  *   p given-back:n:{k} zset the ids given back there (counted or not), each scored by
  *                          when it is forgotten: a window after its own give-back (ms)  PX the window, from the last
+ *   p known-callers:n:{c} zset the callers that proved client c's secret (hashes), each scored by when
+ *                          its mark ends; the most recent ones only (known-callers.ts)  PX a mark's life, from the last
  *
  * The grant record's fields, bounded whatever the number of refreshes:
  *

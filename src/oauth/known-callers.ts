@@ -1,0 +1,130 @@
+/**
+ * Known callers (docs/oauth.md, "Brute-force limits"): the exact addresses that proved a client's
+ * secret recently. The limits count an IPv6 caller by its /56, which a hosting provider splits
+ * among many customers; when a neighbour's guesses fill that count, a known caller of the client
+ * is judged by the failures of its own address instead (client-auth.ts). Nobody becomes known
+ * without the secret, so a guesser gains nothing from it.
+ *
+ * The marks live where the failure windows do (failure-windows.ts), so every process on a Redis or
+ * PostgreSQL store knows a caller any one of them saw: a client's backend that asks for a token
+ * once an hour, of whichever process, stays known. Per client the most recent marks only are
+ * kept, each for its lifetime from its last write.
+ */
+import { createHash } from 'node:crypto';
+import { BoundedCache } from '../core/cache.js';
+import type { StoreGuard } from '../core/store-guard.js';
+import { sharedWindowsOf } from './failure-windows.js';
+import { KNOWN_CALLER, REMEMBER_CALLER } from './store/redis-scripts.js';
+import type { OAuthStore } from './store/types.js';
+
+export interface KnownCallerMarks {
+  /** Whether `caller` proved the client's secret within a mark's lifetime (and is among its most recent). */
+  isKnown(clientId: string, caller: string): Promise<boolean>;
+  /** Marks `caller` as known to the client from now for a mark's lifetime; the oldest mark beyond `most` goes. */
+  remember(clientId: string, caller: string): Promise<void>;
+}
+
+export interface KnownCallerOptions {
+  /** How long a mark lasts from its last write, in ms. */
+  lifetimeMs: number;
+  /** Marks kept per client at most: the most recent. */
+  most: number;
+  /** Names the marks, so two users of one store keep apart. */
+  name: string;
+  /** The clock of marks kept in memory (a shared store uses its own). */
+  now: () => number;
+}
+
+/** Marks kept per client: a client calling from more addresses keeps the most recent of them. */
+export const KNOWN_CALLERS_PER_CLIENT = 32;
+
+/** Fixed length whatever the caller sent, and no client id or address in the clear. */
+const hashed = (value: string) => createHash('sha256').update(value).digest('base64url');
+
+/** On the store's Redis or PostgreSQL, shared by every process on it; in process memory for other stores. */
+export function knownCallerMarks(store: OAuthStore | undefined, options: KnownCallerOptions): KnownCallerMarks {
+  const shared = sharedWindowsOf(store);
+  const { lifetimeMs, most, name } = options;
+  if (shared?.kind === 'redis') {
+    const key = (clientId: string) => `${shared.keyPrefix}known-callers:${name}:{${hashed(clientId)}}`;
+    return {
+      isKnown: async (clientId, caller) => Number(await shared.run(KNOWN_CALLER, [key(clientId)], [hashed(caller), shared.now()])) === 1,
+      async remember(clientId, caller) {
+        await shared.run(REMEMBER_CALLER, [key(clientId)], [hashed(caller), shared.now(), lifetimeMs, most]);
+      },
+    };
+  }
+  if (shared?.kind === 'postgres') {
+    const client = (clientId: string) => `${name}:${hashed(clientId)}`;
+    return {
+      async isKnown(clientId, caller) {
+        const { rows } = await shared.query(shared.statements.knownCaller, [client(clientId), hashed(caller), shared.now()]);
+        return rows.length > 0;
+      },
+      async remember(clientId, caller) {
+        await shared.query(shared.statements.rememberCaller, [client(clientId), hashed(caller), shared.now(), lifetimeMs, most]);
+        shared.written();
+      },
+    };
+  }
+  return memoryMarks(options);
+}
+
+/**
+ * In this process: per client, a Map of callers to when each mark ends, in the order written (a
+ * renewed mark is moved to the end), so the oldest are at its front. Only a caller with the secret
+ * adds a mark, so the clients held are the store's own clients, each with `most` marks at most.
+ */
+function memoryMarks({ lifetimeMs, most, now }: KnownCallerOptions): KnownCallerMarks {
+  const clients = new Map<string, Map<string, number>>();
+  return {
+    async isKnown(clientId, caller) {
+      return (clients.get(clientId)?.get(caller) ?? 0) > now();
+    },
+    async remember(clientId, caller) {
+      const at = now();
+      const marks = clients.get(clientId) ?? new Map<string, number>();
+      marks.delete(caller);
+      marks.set(caller, at + lifetimeMs);
+      for (const [other, ends] of marks) {
+        if (marks.size <= most && ends > at) break;
+        marks.delete(other);
+      }
+      clients.set(clientId, marks);
+    },
+  };
+}
+
+/**
+ * How long this process skips writing a mark it wrote itself: a caller that comes back within it
+ * costs no store call, and its mark, renewed after it, never has less than its lifetime minus
+ * this left while the caller keeps coming to this process.
+ */
+const REMARK_AFTER_MS = 60 * 60 * 1000;
+/** Marks this process remembers writing: past it the least recently used are written again when their caller comes back. */
+const MAX_WRITTEN = 10_000;
+
+/** What client authentication asks: through the store's guard, and writing a mark again only once this process's copy grows old. */
+export interface KnownCallers {
+  /** Rejects as the guard does (a 503 StoreUnavailableError) when the store fails or is late. */
+  isKnown(clientId: string, caller: string): Promise<boolean>;
+  /** Never rejects: a mark the store fails is written at the caller's next success. */
+  proved(clientId: string, caller: string): Promise<void>;
+}
+
+export function knownCallers(marks: KnownCallerMarks, guard: StoreGuard, options: { lifetimeMs: number; now: () => number }): KnownCallers {
+  const written = new BoundedCache<string, true>({ max: MAX_WRITTEN, ttlMs: Math.min(REMARK_AFTER_MS, options.lifetimeMs / 2), now: options.now });
+  return {
+    isKnown: (clientId, caller) => guard.run(() => marks.isKnown(clientId, caller)),
+    async proved(clientId, caller) {
+      const key = JSON.stringify([clientId, caller]);
+      if (written.get(key)) return;
+      try {
+        await guard.run(() => marks.remember(clientId, caller));
+        written.set(key, true);
+      } catch {
+        // The next success from this caller writes it.
+      }
+    },
+  };
+}

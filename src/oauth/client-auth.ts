@@ -164,7 +164,7 @@ export async function authenticateClient(request: PlatformRequest, form: Record<
     if (!context.lockedAddresses.isLocked(caller.counted)) return provedBy(caller, known, context);
     // The caller's /56 was answered 429: a known caller of the client whose own address was not
     // is judged as any caller outside it would be, and a remembered secret skips the limit.
-    if (ownAddress(caller) && !context.lockedAddresses.isLocked(caller.exact) && (await context.knownCallers.isKnown(known.id, caller.exact))) return known;
+    if (ownAddress(caller) && !context.lockedAddresses.isLocked(caller.exact) && (await context.knownCallers.isKnown(known.id, caller.exact))) return provedBy(caller, known, context);
   }
   // Hashed: the secret stays out of the map, which lives only as long as the check. By the exact
   // address: callers of one /56 may meet different limits (a known caller and a stranger).
@@ -187,9 +187,13 @@ function ownAddress(caller: Caller): boolean {
   return caller.exact !== caller.counted;
 }
 
-/** The caller proved the client's secret: it is known to the client from its own address. */
+/**
+ * The caller proved the client's secret: it is known to the client from its own address, where
+ * the limits count more than that address. An IPv4 address is counted as it is: whoever shares it
+ * (behind one NAT) is the same caller to the limits, known or not, so it is never marked.
+ */
 async function provedBy(caller: Caller, client: OAuthClientRecord, context: OAuthContext): Promise<OAuthClientRecord> {
-  await context.knownCallers.proved(client.id, caller.exact);
+  if (ownAddress(caller)) await context.knownCallers.proved(client.id, caller.exact);
   return client;
 }
 

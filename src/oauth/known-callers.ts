@@ -96,11 +96,11 @@ function memoryMarks({ lifetimeMs, most, now }: KnownCallerOptions): KnownCaller
 }
 
 /**
- * How long this process skips writing a mark it wrote itself: a caller that comes back within it
- * costs no store call, and its mark, renewed after it, never has less than its lifetime minus
- * this left while the caller keeps coming to this process.
+ * How long this process skips writing a mark it wrote itself, at most (and a quarter of a mark's
+ * lifetime at most): a caller that comes back within it costs no store call, and its mark,
+ * renewed after it, keeps at least three quarters of its lifetime while the caller keeps coming.
  */
-const REMARK_AFTER_MS = 60 * 60 * 1000;
+const REMARK_AFTER_MS = 6 * 60 * 60 * 1000;
 /** Marks this process remembers writing: past it the least recently used are written again when their caller comes back. */
 const MAX_WRITTEN = 10_000;
 
@@ -113,7 +113,7 @@ export interface KnownCallers {
 }
 
 export function knownCallers(marks: KnownCallerMarks, guard: StoreGuard, options: { lifetimeMs: number; now: () => number }): KnownCallers {
-  const written = new BoundedCache<string, true>({ max: MAX_WRITTEN, ttlMs: Math.min(REMARK_AFTER_MS, options.lifetimeMs / 2), now: options.now });
+  const written = new BoundedCache<string, true>({ max: MAX_WRITTEN, ttlMs: Math.min(REMARK_AFTER_MS, options.lifetimeMs / 4), now: options.now });
   return {
     isKnown: (clientId, caller) => guard.run(() => marks.isKnown(clientId, caller)),
     async proved(clientId, caller) {

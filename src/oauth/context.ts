@@ -37,6 +37,12 @@ export interface OAuthContext {
   /** Opt-in grace after a rotation for the token it rotated out (0: none; docs/oauth.md#tokens). */
   refreshRetryGraceMs: number;
   /**
+   * The store deadline (`oauth.storeTimeoutMs`): a refresh that reaches the store after its caller
+   * was answered 503 was asked for at least that long before the client's retry, and so tells a
+   * late write from a concurrent one (rotateRefreshToken in store/types.ts).
+   */
+  lateWriteMs: number;
+  /**
    * Tells the store a rotation's answer was written, trying again while it fails
    * (rotation-confirmations.ts); settles as the first try does.
    */

@@ -45,7 +45,7 @@ export function guardedStore(inner: OAuthStore, guard: StoreGuard): StoreLayer {
     findAccessTokenSync: findAccessTokenSync && ((ref) => runSync(() => findAccessTokenSync(ref))),
     clientStatusSync: clientStatusSync && ((clientId) => runSync(() => clientStatusSync(clientId))),
     findRefreshToken: (ref) => run(() => inner.findRefreshToken(ref)),
-    rotateRefreshToken: (presented, next, retryGraceMs) => run(() => inner.rotateRefreshToken(presented, next, retryGraceMs)),
+    rotateRefreshToken: (presented, next, retryGraceMs, lateWriteMs) => run(() => inner.rotateRefreshToken(presented, next, retryGraceMs, lateWriteMs)),
     confirmRotation: (successor) => run(() => inner.confirmRotation(successor)),
     issueClientToken: (token) => run(() => inner.issueClientToken(token)),
     revokeAccessToken: (ref) => run(() => inner.revokeAccessToken(ref)),

@@ -95,6 +95,7 @@ export async function refreshTokens(
       refresh: { ref: refresh.ref, expiresAt: now + context.lifetimes.refreshToken * 1000 },
     },
     context.refreshRetryGraceMs,
+    context.lateWriteMs,
   );
   if (outcome === 'reused') await endReusedGrant(context, presented.grantId, client.id, record.user.sub);
   if (outcome !== 'rotated') throw invalidGrant('the refresh token is no longer valid');

@@ -218,6 +218,7 @@ export function createOAuth(options: ResolvedOAuthOptions, shared: OAuthShared):
     loginUrl: options.loginUrl,
     lifetimes: { ...lifetimes },
     refreshRetryGraceMs: options.refreshRetryGraceSeconds * 1000,
+    lateWriteMs: options.storeTimeoutMs,
     confirmRotation: rotationConfirmations(rawStore, storeGuard, lifetimes.accessToken),
     bodyLimit: shared.bodyLimit,
     engine: new OAuth2Server({ model: {} as OAuth2Server.AuthorizationCodeModel }),

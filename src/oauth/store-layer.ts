@@ -25,7 +25,7 @@ export function passThrough(store: OAuthStore): StoreLayer {
     findAccessToken: (ref) => store.findAccessToken(ref),
     findAccessTokenSync: store.findAccessTokenSync?.bind(store),
     findRefreshToken: (ref) => store.findRefreshToken(ref),
-    rotateRefreshToken: (presented, next, retryGraceMs) => store.rotateRefreshToken(presented, next, retryGraceMs),
+    rotateRefreshToken: (presented, next, retryGraceMs, lateWriteMs) => store.rotateRefreshToken(presented, next, retryGraceMs, lateWriteMs),
     confirmRotation: (successor) => store.confirmRotation(successor),
     issueClientToken: (token) => store.issueClientToken(token),
     revokeAccessToken: (ref) => store.revokeAccessToken(ref),

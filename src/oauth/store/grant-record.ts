@@ -73,9 +73,29 @@ export function withEarlier(older: readonly EarlierToken[], retired: EarlierToke
 }
 
 /**
- * What presenting a refresh token that is not the grant's current one amounts to at `now`:
- * - `invalid` for a request older than the current generation (a write that reached the store
- *   late): it would undo what a later request handed out, so nothing changes;
+ * How much earlier than the grant's current generation a refresh must have been asked for to be a
+ * write that reached the store late, unless the platform says otherwise: `oauth.storeTimeoutMs`'s
+ * default (docs/stores.md#deadlines-and-outages).
+ */
+export const LATE_WRITE_MS = 1000;
+
+/**
+ * The `lateWriteMs` a store goes by (rotateRefreshToken in types.ts): at least 1 ms, so that a
+ * request asked for at the same instant as the current generation is never a late one.
+ */
+export function lateWriteMsOf(lateWriteMs = LATE_WRITE_MS): number {
+  return lateWriteMs >= 1 ? lateWriteMs : 1;
+}
+
+/**
+ * What presenting a refresh token that is not the grant's current one amounts to, for a refresh
+ * asked for at `now`:
+ * - `invalid` for a write that reached the store late: asked for at least `lateWriteMs` before
+ *   the current generation was installed (`currentSince`). Its caller was answered 503 at its
+ *   deadline and the client's retry made the current generation; it would undo what that retry
+ *   handed out, so nothing changes. A request asked for less than that before is a concurrent
+ *   one (it waited for the grant behind another presenting the same token, or its process's clock
+ *   is a little behind), judged below as if it had come after;
  * - `retry` for the previous generation's token while the current rotation is pending (its
  *   answer not written yet), or within an opt-in grace after the rotation (never restarted);
  * - `reused` for any other earlier generation's;
@@ -86,8 +106,9 @@ export function earlierTokenOutcome(
   grant: { pending: boolean; rotatedAt: number; currentSince: number },
   now: number,
   graceMs: number,
+  lateWriteMs: number,
 ): 'retry' | 'reused' | 'invalid' {
-  if (found === undefined || now < grant.currentSince) return 'invalid';
+  if (found === undefined || grant.currentSince - now >= lateWriteMs) return 'invalid';
   if (found === 'previous' && (grant.pending || (graceMs > 0 && now - grant.rotatedAt <= graceMs))) return 'retry';
   return 'reused';
 }

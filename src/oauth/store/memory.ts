@@ -18,7 +18,7 @@ import { configurationError } from '../../core/errors.js';
 import { checkClientRecord } from '../client-record.js';
 import { clientPage } from './client-page.js';
 import { deepFreeze } from '../../core/deep-freeze.js';
-import { accessView, checkGrantId, clientGrantRecord, earlierTokenOutcome, grantIdOf, refreshView, storedAccess, type StoredGrant } from './grant-record.js';
+import { accessView, checkGrantId, clientGrantRecord, earlierTokenOutcome, grantIdOf, lateWriteMsOf, refreshView, storedAccess, type StoredGrant } from './grant-record.js';
 import { earlierGeneration, installTokens, slotMatches, type AccessSlot, type Grant, type RefreshSlot } from './memory-grant.js';
 import type { AccessTokenRecord, AuthorizationCodeRecord, OAuthClientRecord, OAuthStore, TokenRef } from './types.js';
 
@@ -219,7 +219,7 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
       return earlier && refreshView(record, at, grant.older.find(([hash]) => hash === ref.hash)![1], {});
     },
 
-    async rotateRefreshToken(presented, next, retryGraceMs = 0) {
+    async rotateRefreshToken(presented, next, retryGraceMs = 0, lateWriteMs) {
       const grant = live(grantIdOf(next, presented));
       if (!grant) return 'invalid';
       if (matches(grant.refresh, presented.hash)) {
@@ -227,7 +227,7 @@ export function createMemoryOAuthStore(options: MemoryOAuthStoreOptions = {}): M
         return 'rotated';
       }
       const slot = { pending: grant.pending, rotatedAt: grant.previousRefresh?.rotatedAt ?? 0, currentSince: grant.refresh?.since ?? 0 };
-      const outcome = earlierTokenOutcome(earlierGeneration(grant, presented.hash, now()), slot, now(), retryGraceMs);
+      const outcome = earlierTokenOutcome(earlierGeneration(grant, presented.hash, now()), slot, now(), retryGraceMs, lateWriteMsOf(lateWriteMs));
       if (outcome !== 'retry') return outcome;
       installTokens(grant, next, 'retry', now());
       return 'rotated';

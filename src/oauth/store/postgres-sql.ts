@@ -160,11 +160,13 @@ CREATE OR REPLACE FUNCTION ${s}.oauth_given_back_at(text, text, bigint) RETURNS 
      * (a statement that waited for the lock reads the row as the other one left it), `moved`
      * installs the tokens for a rotation or a retry, and the outcome comes back. $8 is the
      * earliest rotation time an opt-in grace retry may repeat (null for none), $9 now in ms, $10
-     * how many older tokens to keep. A retry keeps the previous refresh and access tokens and
-     * moves the replaced refresh token into earlier_refresh.
+     * how many older tokens to keep, $11 the earliest install time of the current generation
+     * that makes this request a late write (`stale`: now plus lateWriteMs, see types.ts). A retry
+     * keeps the previous refresh and access tokens and moves the replaced refresh token into
+     * earlier_refresh.
      */
     rotateRefreshToken: `WITH g AS (
-        SELECT grant_id, ${current} AS cur, refresh_issued_at > $2::timestamptz AS stale,
+        SELECT grant_id, ${current} AS cur, refresh_issued_at >= $11::timestamptz AS stale,
           ${previous} AND (refresh_pending OR COALESCE(previous_refresh_rotated_at >= $8::timestamptz, false)) AS retry,
           ${previous} OR ${listed('earlier_refresh', '$7::text', '$9::float8')} AS earlier
         FROM ${grants} WHERE grant_id = $1 AND expires_at > $2::timestamptz FOR UPDATE

@@ -29,7 +29,11 @@
  * that would cost two more round trips, and a commit that lands after its caller gave up is
  * harmless anyway. Its answer was never written, so the rotation stays pending and the client's
  * retry repeats it (types.ts); a statement that arrives after a later generation was installed
- * is refused by its time stamp.
+ * is refused by its time stamp, when it was stamped at least the platform's store deadline
+ * before that generation. The stamp is taken as the statement leaves, before it waits for the
+ * row's lock, so of two statements presenting one token at once the one that gets the lock
+ * second may carry the earlier stamp: stamped less than that deadline before, it is a concurrent
+ * one, judged as if it came after (a retry of the pending rotation, or a reuse).
  *
  * Records are `json`, not `jsonb`: json keeps the exact text (key order, numbers, any string
  * jsonb would refuse such as \u0000) and costs nothing to write.
@@ -49,6 +53,7 @@ import {
   clientGrantRecord,
   EARLIER_REFRESH_TOKENS,
   grantIdOf,
+  lateWriteMsOf,
   refreshView,
   storedAccess,
   type StoredAccessToken,
@@ -193,7 +198,7 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
   }
 
   /** The first issuance, or a refresh presenting a refresh token: one statement either way. */
-  async function install(text: string, tokens: NewTokens, presented?: TokenRef, retryGraceMs = 0): Promise<{ outcome?: string } | undefined> {
+  async function install(text: string, tokens: NewTokens, presented?: TokenRef, retryGraceMs = 0, lateWriteMs?: number): Promise<{ outcome?: string } | undefined> {
     const { access, refresh } = tokens;
     const stored: StoredAccessToken & { hash: string } = { hash: access.ref.hash, ...storedAccess(access) };
     const at = now();
@@ -204,7 +209,9 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
       new Date(Math.max(access.expiresAt, refresh?.expiresAt ?? 0)),
       refresh?.ref.hash ?? null,
       refresh ? new Date(refresh.expiresAt) : null,
-      ...(presented ? [presented.hash, retryGraceMs > 0 ? new Date(at - retryGraceMs) : null, at, EARLIER_REFRESH_TOKENS - 1] : []),
+      ...(presented
+        ? [presented.hash, retryGraceMs > 0 ? new Date(at - retryGraceMs) : null, at, EARLIER_REFRESH_TOKENS - 1, new Date(at + lateWriteMsOf(lateWriteMs))]
+        : []),
     ]);
     return rows[0];
   }
@@ -268,8 +275,8 @@ export function createPostgresOAuthStore(options: PostgresOAuthStoreOptions): Po
       return refreshView(storedObject<AuthorizationCodeRecord>(row.record), ref, Number(row.expires_at), earlier);
     },
 
-    async rotateRefreshToken(presented, next, retryGraceMs = 0) {
-      const row = await install(sql.rotateRefreshToken, next, presented, retryGraceMs);
+    async rotateRefreshToken(presented, next, retryGraceMs = 0, lateWriteMs) {
+      const row = await install(sql.rotateRefreshToken, next, presented, retryGraceMs, lateWriteMs);
       return row?.outcome === 'rotated' || row?.outcome === 'reused' ? row.outcome : 'invalid';
     },
 

@@ -36,12 +36,13 @@ return 1
 /**
  * Installs a new generation of tokens: KEYS[1] grant; ARGV now, the refresh token presented (''
  * for the first issuance), access hash, access JSON, refresh hash ('' for none), refresh
- * expiresAt, ttl of the newest part, the retry grace (ms), how many older tokens to keep. The
- * first issuance needs an exchanged code and generation 0; a refresh the current unexpired
- * refresh token (a rotation), or the previous one while the rotation is pending or within the
- * grace (a retry); see rotateRefreshToken in types.ts and earlierTokenOutcome. Every check comes
- * before the first write, so a refused call changes nothing. Answers 1 when installed, 2 when
- * the token presented is an earlier generation's (a reuse), 0 otherwise.
+ * expiresAt, ttl of the newest part, the retry grace (ms), how many older tokens to keep, how
+ * much earlier than the current generation a late write was asked for (ms). The first issuance
+ * needs an exchanged code and generation 0; a refresh the current unexpired refresh token (a
+ * rotation), or, unless it is a late write, the previous one while the rotation is pending or
+ * within the grace (a retry); see rotateRefreshToken in types.ts and earlierTokenOutcome. Every
+ * check comes before the first write, so a refused call changes nothing. Answers 1 when
+ * installed, 2 when the token presented is an earlier generation's (a reuse), 0 otherwise.
  */
 export const INSTALL = script(`
 local f = redis.call('HMGET', KEYS[1], 'consumed', 'gen', 'rt', 'rtExp', 'prt', 'prtExp', 'at', 'pat', 'prtAt', 'rtAt', 'pending', 'older')
@@ -52,7 +53,7 @@ if ARGV[2] == '' then
   if f[1] ~= '1' or f[2] ~= '0' then return 0 end
   step = 'first'
 elseif f[3] ~= ARGV[2] or tonumber(f[4]) <= now then
-  if now < tonumber(f[10] or '0') then return 0 end
+  if tonumber(f[10] or '0') - now >= tonumber(ARGV[10]) then return 0 end
   if f[5] == ARGV[2] and tonumber(f[6]) > now then
     local grace = tonumber(ARGV[8])
     if f[11] ~= '1' and (grace <= 0 or now - tonumber(f[9] or '0') > grace) then return 2 end

@@ -50,6 +50,7 @@ import {
   clientGrantRecord,
   EARLIER_REFRESH_TOKENS,
   grantIdOf,
+  lateWriteMsOf,
   refreshView,
   storedAccess,
   type EarlierToken,
@@ -144,14 +145,14 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
   const ttl = (expiresAt: number) => Math.ceil(expiresAt - now());
 
   /** One script call installs the first issuance, or a refresh presenting a refresh token. */
-  function install(tokens: NewTokens, presented?: TokenRef, retryGraceMs = 0): Promise<unknown> {
+  function install(tokens: NewTokens, presented?: TokenRef, retryGraceMs = 0, lateWriteMs?: number): Promise<unknown> {
     const { access, refresh } = tokens;
     const grantId = grantIdOf(tokens, presented);
     const stored = storedAccess(access);
     const newest = Math.max(access.expiresAt, refresh?.expiresAt ?? 0);
     return run(INSTALL, [keys.grant(grantId)], [
       now(), presented?.hash ?? '', access.ref.hash, JSON.stringify(stored),
-      refresh?.ref.hash ?? '', refresh?.expiresAt ?? 0, ttl(newest), retryGraceMs, EARLIER_REFRESH_TOKENS - 1,
+      refresh?.ref.hash ?? '', refresh?.expiresAt ?? 0, ttl(newest), retryGraceMs, EARLIER_REFRESH_TOKENS - 1, lateWriteMsOf(lateWriteMs),
     ]);
   }
 
@@ -275,8 +276,8 @@ export function createRedisOAuthStore(options: RedisOAuthStoreOptions): RedisOAu
       return refreshView(storedObject<AuthorizationCodeRecord>(json), ref, expiresAt, earlier);
     },
 
-    async rotateRefreshToken(presented, next, retryGraceMs = 0) {
-      const outcome = await install(next, presented, retryGraceMs);
+    async rotateRefreshToken(presented, next, retryGraceMs = 0, lateWriteMs) {
+      const outcome = await install(next, presented, retryGraceMs, lateWriteMs);
       return outcome === 1 ? 'rotated' : outcome === 2 ? 'reused' : 'invalid';
     },
 

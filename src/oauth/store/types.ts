@@ -160,7 +160,7 @@ export interface NewTokens {
  * `rotated`: the tokens were stored. `reused`: the token presented is an earlier generation's and
  * not a retry of a pending rotation (nor within an opt-in grace): nothing changed, and the
  * caller revokes the grant. `invalid`: anything else (unknown, too old to be remembered, expired,
- * revoked, or a request older than the current generation; nothing changed).
+ * revoked, or a write that reached the store late; nothing changed).
  */
 export type RotationOutcome = 'rotated' | 'reused' | 'invalid';
 
@@ -228,8 +228,13 @@ export interface OAuthStore {
    *   generation, pending; the presented token becomes the previous one, the previous one joins
    *   the earlier ones, the current access token becomes the previous one and the access token
    *   before it is retired. `rotated`.
-   * - Otherwise, a request stamped before the current generation was installed (a write that
-   *   reached the store late) is `invalid`.
+   * - Otherwise, a request stamped at least `lateWriteMs` (default 1000, at least 1) before the
+   *   current generation was installed is a write that reached the store late: `invalid`. The
+   *   platform passes its store deadline (`oauth.storeTimeoutMs`): a call that still reaches the
+   *   store after its caller was answered 503 was stamped at least that long before the client's
+   *   retry, which made the current generation. A request stamped less than that before it is a
+   *   concurrent one (it waited for the record behind another one presenting the same token, or
+   *   its process's clock is a little behind) and goes on to the rules below, as if it came after.
    * - `presented` is the previous generation's and the current rotation is still pending (or,
    *   with `retryGraceMs` > 0, the store's clock is at most that far past `rotatedAt`): a retry.
    *   `next` replaces the current generation, pending again; the replaced refresh token joins the
@@ -237,10 +242,11 @@ export interface OAuthStore {
    * - `presented` is any earlier generation's still remembered: `reused`.
    *
    * So of any number of concurrent callers presenting the same token, the first rotates and the
-   * others each replace the successor while it is pending; all but the last successor are then
-   * earlier generations.
+   * others each replace the successor while it is pending (or, once it was confirmed, are
+   * reuses), in whatever order their stamps came within `lateWriteMs`; all but the last successor
+   * are then earlier generations.
    */
-  rotateRefreshToken(presented: TokenRef, next: NewTokens & { refresh: NewToken }, retryGraceMs?: number): Promise<RotationOutcome>;
+  rotateRefreshToken(presented: TokenRef, next: NewTokens & { refresh: NewToken }, retryGraceMs?: number, lateWriteMs?: number): Promise<RotationOutcome>;
   /**
    * The answer carrying `successor` was written to the client: when it is still the grant's
    * current refresh token, its rotation is no longer pending, and the token it rotated out is a

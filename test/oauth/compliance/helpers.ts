@@ -36,8 +36,8 @@ export function losingRotationAnswers(store: OAuthStore): { store: OAuthStore; l
   return {
     store: {
       ...store,
-      rotateRefreshToken: async (presented, next, grace) => {
-        const outcome = await store.rotateRefreshToken(presented, next, grace);
+      rotateRefreshToken: async (presented, next, grace, lateWriteMs) => {
+        const outcome = await store.rotateRefreshToken(presented, next, grace, lateWriteMs);
         if (!lose) return outcome;
         lose = false;
         throw new Error('connection reset by the store');

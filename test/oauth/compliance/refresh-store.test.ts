@@ -8,7 +8,7 @@
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { OAuthEvent } from '../../../src/oauth/events.js';
-import { createMemoryOAuthStore, type OAuthStore } from '../../../src/oauth/store/index.js';
+import { createMemoryOAuthStore, type OAuthStore, type RotationOutcome } from '../../../src/oauth/store/index.js';
 import { describePostgres, describeRedis } from '../../support/services.js';
 import { memoryStores, postgresStores, redisStores, type StoreFactory } from '../shared-stores.js';
 import { ADAPTER_NAMES, closeHosts, losingRotationAnswers, type Client, startHost, testClock, type HostSetup, type TestHost, type TokenResponseBody } from './helpers.js';
@@ -17,6 +17,8 @@ afterEach(closeHosts);
 
 const SCOPE = 'openid offline_access';
 const ADMIN_TOKEN = 'operator-token-0123456789abcdef0123456789';
+/** Races of two refreshes with one token, per store: enough to meet the few in ten whose later-stamped request reaches the grant first. */
+const RACES = 40;
 
 async function refreshed(host: TestHost, refreshToken: string, client?: Client): Promise<TokenResponseBody> {
   const res = await host.refresh(refreshToken, {}, client);
@@ -44,8 +46,8 @@ describe.each(ADAPTER_NAMES)('refresh and the store on %s', (adapter) => {
     let failNext = false;
     const store: OAuthStore = {
       ...memory,
-      rotateRefreshToken: (presented, next, grace) => {
-        if (!failNext) return memory.rotateRefreshToken(presented, next, grace);
+      rotateRefreshToken: (presented, next, grace, lateWriteMs) => {
+        if (!failNext) return memory.rotateRefreshToken(presented, next, grace, lateWriteMs);
         failNext = false;
         return Promise.reject(new Error('connection reset by the store'));
       },
@@ -283,6 +285,76 @@ function describeStoreRefresh(factory: () => StoreFactory) {
     await refreshed(host, retry.refresh_token!);
     expect(reuses()).toBe(0);
   });
+
+  it('RFC 9700 4.14.2: a refresh that reaches the store after its 503 and the retry that followed changes nothing: the retry\'s tokens live on, no reuse', async () => {
+    let pinned: number | undefined;
+    const inner = stores.open(() => pinned ?? Date.now());
+    let holdNext = false;
+    let held: (() => Promise<RotationOutcome>) | undefined;
+    let confirmations: (() => Promise<void>)[] | undefined;
+    const store: OAuthStore = {
+      ...inner,
+      rotateRefreshToken: (presented, next, grace, lateWriteMs) => {
+        if (!holdNext) return inner.rotateRefreshToken(presented, next, grace, lateWriteMs);
+        holdNext = false;
+        // Stamped now, as a statement is when it leaves; carried out only when the test says so.
+        const sentAt = Date.now();
+        return new Promise<RotationOutcome>((resolve) => {
+          held = () => {
+            pinned = sentAt;
+            const outcome = inner.rotateRefreshToken(presented, next, grace, lateWriteMs);
+            pinned = undefined;
+            void outcome.then(resolve);
+            return outcome;
+          };
+        });
+      },
+      confirmRotation: (successor) => {
+        if (!confirmations) return inner.confirmRotation(successor);
+        return new Promise((resolve) => confirmations!.push(() => inner.confirmRotation(successor).then(resolve)));
+      },
+    };
+    const { host, reuses } = await hostWithEvents('express', { oauth: { store, storeTimeoutMs: 200 } });
+    const first = await host.tokens({ scope: SCOPE });
+
+    holdNext = true;
+    expect((await host.refresh(first.refresh_token!)).status).toBe(503);
+    // The retry's answer is written, its confirmation not landed yet: its rotation is pending.
+    confirmations = [];
+    const retry = await refreshed(host, first.refresh_token!);
+    expect(await held!()).toBe('invalid');
+    for (const confirm of confirmations.splice(0)) await confirm();
+    confirmations = undefined;
+
+    expect((await host.userinfo(retry.access_token)).status).toBe(200);
+    await refreshed(host, retry.refresh_token!);
+    expect(reuses()).toBe(0);
+  });
+
+  it(`RFC 9700 4.14.2: of ${RACES} pairs of refreshes racing with one refresh token, none leaves one party with invalid_grant and the grant alive for the other`, async () => {
+    const { host, reuses } = await hostWithEvents('express', { oauth: { store: stores.open() } });
+    const seen = { both: 0, endedAtOnce: 0, undetected: 0 };
+    for (let race = 0; race < RACES; race += 1) {
+      const first = await host.tokens({ scope: SCOPE });
+      const answers = await Promise.all([host.refresh(first.refresh_token!), host.refresh(first.refresh_token!)]);
+      const won = answers.filter((res) => res.status === 200).map((res) => res.body as TokenResponseBody);
+      for (const res of answers) if (res.status !== 200) expect(res.body.error).toBe('invalid_grant');
+      // Each party that got tokens comes back with them, as a client or a thief does.
+      const held = [...won];
+      for (const tokens of won) {
+        const next = await host.refresh(tokens.refresh_token!);
+        if (next.status === 200) held.push(next.body as TokenResponseBody);
+      }
+      const live = await Promise.all(held.map(async (tokens) => (await host.userinfo(tokens.access_token)).status === 200));
+      if (live.includes(true)) seen.undetected += 1;
+      else if (won.length === 2) seen.both += 1;
+      else seen.endedAtOnce += 1;
+    }
+    console.info(`refresh races on ${stores.label}: ${JSON.stringify({ races: RACES, ...seen })}`);
+    expect(seen.undetected).toBe(0);
+    // Whichever way each race went, it ended its grant as a reuse.
+    expect(reuses()).toBe(RACES);
+  }, 60_000);
 
   it('RFC 7009 2.1: revoking a rotated-out refresh token ends the grant; refreshing with either token then fails', async () => {
     const { store, confirmed } = confirming(stores.open());

@@ -4,7 +4,7 @@
  * size.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { EARLIER_REFRESH_TOKENS } from '../../../src/oauth/store/grant-record.js';
+import { EARLIER_REFRESH_TOKENS, LATE_WRITE_MS } from '../../../src/oauth/store/grant-record.js';
 import type { OAuthStore, TokenRef } from '../../../src/oauth/store/types.js';
 import { accessToken, accessView, BASE_TIME, type ConformanceSuite, fresh, HOUR, issueGrant, MINUTE, nextTokens, ref, refreshToken, refreshView } from './fixtures.js';
 
@@ -31,9 +31,9 @@ export function describeRefreshConformance(suite: ConformanceSuite): void {
     }
 
     /** Presents `presented` and expects `outcome`, with nothing stored. */
-    async function refused(presented: TokenRef, outcome: 'reused' | 'invalid', graceMs?: number) {
+    async function refused(presented: TokenRef, outcome: 'reused' | 'invalid', graceMs?: number, lateWriteMs?: number) {
       const tokens = nextTokens(presented.grantId);
-      expect(await store.rotateRefreshToken(presented, tokens, graceMs)).toBe(outcome);
+      expect(await store.rotateRefreshToken(presented, tokens, graceMs, lateWriteMs)).toBe(outcome);
       expect(await store.findAccessToken(tokens.access.ref)).toBeUndefined();
       expect(await store.findRefreshToken(tokens.refresh.ref)).toBeUndefined();
     }
@@ -152,8 +152,9 @@ export function describeRefreshConformance(suite: ConformanceSuite): void {
       await refused(other!.ref, 'reused', HOUR);
     });
 
-    it('RFC 9700 4.14.2: a retry asked for before the current generation was installed changes nothing and is no reuse', async () => {
+    it('RFC 9700 4.14.2: a retry asked for the store deadline or more before the current generation was installed (a write delivered late) changes nothing and is no reuse', async () => {
       const { code, refresh } = await issueGrant(store);
+      // 1000 ms: the store deadline unless the platform passes its own (LATE_WRITE_MS).
       clock.now = BASE_TIME + 1000;
       const current = await rotateAndConfirm(refresh!.ref);
       clock.now = BASE_TIME;
@@ -170,6 +171,53 @@ export function describeRefreshConformance(suite: ConformanceSuite): void {
       clock.now = BASE_TIME + 2000;
       await refused(refresh2!.ref, 'invalid');
       expect(await store.findRefreshToken(retry.refresh.ref)).toStrictEqual(refreshView(code2, retry.refresh));
+    });
+
+    it('RFC 9700 4.14.2: a refresh stamped less than the store deadline before the current generation (it waited for the record behind another with the same token) is a retry: both get tokens, and the replaced ones are a reuse', async () => {
+      const { code, refresh } = await issueGrant(store);
+      const grantId = code.ref.grantId;
+      // The other party's request, stamped later, took the record first.
+      clock.now = BASE_TIME + LATE_WRITE_MS - 1;
+      const first = nextTokens(grantId);
+      expect(await store.rotateRefreshToken(refresh!.ref, first)).toBe('rotated');
+      clock.now = BASE_TIME;
+      const second = nextTokens(grantId);
+      expect(await store.rotateRefreshToken(refresh!.ref, second)).toBe('rotated');
+      expect(await store.findRefreshToken(second.refresh.ref)).toStrictEqual(refreshView(code, second.refresh));
+      expect(await store.findAccessToken(first.access.ref)).toBeUndefined();
+      // Whoever holds the replaced tokens ends the grant when it presents them.
+      await refused(first.refresh.ref, 'reused');
+
+      // Once the first answer was written, the stamped-earlier request is a reuse: the grant ends.
+      const other = await issueGrant(store);
+      clock.now = BASE_TIME + LATE_WRITE_MS - 1;
+      await rotateAndConfirm(other.refresh!.ref);
+      clock.now = BASE_TIME;
+      await refused(other.refresh!.ref, 'reused');
+    });
+
+    it('RFC 9700 4.14.2: the store deadline the platform passes tells a late write from a concurrent refresh; below 1 ms it counts as 1 ms', async () => {
+      const deadline = 5000;
+      const { code, refresh } = await issueGrant(store);
+      const grantId = code.ref.grantId;
+      clock.now = BASE_TIME + deadline;
+      const current = nextTokens(grantId);
+      expect(await store.rotateRefreshToken(refresh!.ref, current, 0, deadline)).toBe('rotated');
+      clock.now = BASE_TIME;
+      await refused(refresh!.ref, 'invalid', 0, deadline);
+      expect(await store.findRefreshToken(current.refresh.ref)).toStrictEqual(refreshView(code, current.refresh));
+      clock.now = BASE_TIME + 1;
+      const concurrent = nextTokens(grantId);
+      expect(await store.rotateRefreshToken(refresh!.ref, concurrent, 0, deadline)).toBe('rotated');
+      await refused(current.refresh.ref, 'reused', 0, deadline);
+
+      const other = await issueGrant(store);
+      clock.now = BASE_TIME + 1;
+      expect(await store.rotateRefreshToken(other.refresh!.ref, nextTokens(other.code.ref.grantId), 0, 0)).toBe('rotated');
+      // Stamped at the same instant: concurrent; 1 ms before: late.
+      expect(await store.rotateRefreshToken(other.refresh!.ref, nextTokens(other.code.ref.grantId), 0, 0)).toBe('rotated');
+      clock.now = BASE_TIME;
+      await refused(other.refresh!.ref, 'invalid', 0, 0);
     });
 
     it('RFC 9700 4.14.2: of 20 concurrent refreshes with one token, each gets tokens while the rotation is pending; one successor stays current and every other is a reuse', async () => {

@@ -2,8 +2,9 @@
  * Known callers (docs/oauth.md, "Brute-force limits"): the exact addresses that proved a client's
  * secret recently. The limits count an IPv6 caller by its /56, which a hosting provider splits
  * among many customers; when a neighbour's guesses fill that count, a known caller of the client
- * is judged by the failures of its own address instead (client-auth.ts). Nobody becomes known
- * without the secret, so a guesser gains nothing from it.
+ * is judged by the failures of its own address instead (client-auth.ts). The login throttle keeps
+ * its own marks, per user name, of the addresses that signed the user in (login-throttle.ts).
+ * Nobody becomes known without the secret or the password, so a guesser gains nothing from it.
  *
  * The marks live where the failure windows do (failure-windows.ts), so every process on a Redis or
  * PostgreSQL store knows a caller any one of them saw: a client's backend that asks for a token
@@ -12,7 +13,6 @@
  */
 import { createHash } from 'node:crypto';
 import { BoundedCache } from '../core/cache.js';
-import type { StoreGuard } from '../core/store-guard.js';
 import { sharedWindowsOf } from './failure-windows.js';
 import { KNOWN_CALLER, REMEMBER_CALLER } from './store/redis-scripts.js';
 import type { OAuthStore } from './store/types.js';
@@ -73,7 +73,8 @@ export function knownCallerMarks(store: OAuthStore | undefined, options: KnownCa
 /**
  * In this process: per client, a Map of callers to when each mark ends, in the order written (a
  * renewed mark is moved to the end), so the oldest are at its front. Only a caller with the secret
- * adds a mark, so the clients held are the store's own clients, each with `most` marks at most.
+ * (or the password) adds a mark, so the clients held are the store's own clients (or the users
+ * who signed in), each with `most` marks at most.
  */
 function memoryMarks({ lifetimeMs, most, now }: KnownCallerOptions): KnownCallerMarks {
   const clients = new Map<string, Map<string, number>>();
@@ -104,15 +105,20 @@ const REMARK_AFTER_MS = 6 * 60 * 60 * 1000;
 /** Marks this process remembers writing: past it the least recently used are written again when their caller comes back. */
 const MAX_WRITTEN = 10_000;
 
-/** What client authentication asks: through the store's guard, and writing a mark again only once this process's copy grows old. */
+/** How a mark's store call is made: through the store's guard, for its deadline and outage log. */
+export interface MarkCalls {
+  run<T>(work: () => Promise<T>): Promise<T>;
+}
+
+/** What client authentication and the login throttle ask: through the store's guard, and writing a mark again only once this process's copy grows old. */
 export interface KnownCallers {
-  /** Rejects as the guard does (a 503 StoreUnavailableError) when the store fails or is late. */
+  /** Rejects as the guard's `run` does (client authentication's: a 503 StoreUnavailableError) when the store fails or is late. */
   isKnown(clientId: string, caller: string): Promise<boolean>;
   /** Never rejects: a mark the store fails is written at the caller's next success. */
   proved(clientId: string, caller: string): Promise<void>;
 }
 
-export function knownCallers(marks: KnownCallerMarks, guard: StoreGuard, options: { lifetimeMs: number; now: () => number }): KnownCallers {
+export function knownCallers(marks: KnownCallerMarks, guard: MarkCalls, options: { lifetimeMs: number; now: () => number }): KnownCallers {
   const written = new BoundedCache<string, true>({ max: MAX_WRITTEN, ttlMs: Math.min(REMARK_AFTER_MS, options.lifetimeMs / 4), now: options.now });
   return {
     isKnown: (clientId, caller) => guard.run(() => marks.isKnown(clientId, caller)),

@@ -1,23 +1,26 @@
 /**
  * The host's login throttle (docs/oauth.md, "Brute-force limits"): failed sign-ins counted like
- * client authentication's, in process or in the platform's Redis or PostgreSQL store.
+ * client authentication's, in process or in the platform's Redis or PostgreSQL store, with the
+ * addresses that signed a user in known to that user as client authentication knows its callers.
  */
-import { countedAddress } from '../core/client-address.js';
+import { countedAddress, exactAddress } from '../core/client-address.js';
 import { configurationError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
 import { createStoreGuard } from '../core/store-guard.js';
 import type { StoreConnection } from '../core/store-connection.js';
 import { sharedWindowsOf } from './failure-windows.js';
+import { KNOWN_CALLERS_PER_CLIENT, knownCallerMarks, knownCallers, type MarkCalls } from './known-callers.js';
 import type { OAuthStore } from './store/types.js';
-import { createFailureThrottle, guardedThrottle } from './throttle.js';
+import { atMost, createFailureThrottle, guardedThrottle, type CountedKey, type ThrottledAttempt } from './throttle.js';
 
 export interface LoginAttempt {
   /** 0 when the password may be checked; otherwise the seconds to wait (answer 429 with Retry-After). */
   readonly retryAfter: number;
   /**
-   * The password was right: gives back this attempt's reservation. A wrong password needs no call.
-   * Never rejects: when the store cannot take the give-back now, it is given back once the store
-   * answers again.
+   * The password was right: gives back this attempt's reservation, and marks the caller's IPv6
+   * address as known to the user name (docs/oauth.md#brute-force-limits). A wrong password needs
+   * no call. Never rejects: when the store cannot take the give-back now, it is given back once
+   * the store answers again; a mark it cannot take is written at the next sign-in.
    */
   succeeded(): Promise<void>;
 }
@@ -26,6 +29,8 @@ export interface LoginThrottle {
   /**
    * Call before checking the password: reserves one failure for the caller's address with the
    * user name, and one for the address. `ip` is the framework's client address (Express `req.ip`).
+   * An IPv6 address is counted by its /56; while that count is at its limit, an address known to
+   * the user name is counted on its own.
    */
   attempt(username: string, ip: string): Promise<LoginAttempt>;
 }
@@ -50,6 +55,13 @@ export interface LoginThrottleOptions {
    * later, is given back once the store answers, so an outage never counts as failed logins.
    */
   store?: OAuthStore;
+  /**
+   * How long an address that signed a user in stays known to that user name, in seconds, from its
+   * latest sign-in: while others' failures hold its IPv6 /56 at the limit, it is counted on its own
+   * address. Default 86400 (24 hours), at most 2592000 (30 days), as client authentication's
+   * `oauth.bruteForce.knownCallerSeconds`.
+   */
+  knownCallerSeconds?: number;
 }
 
 function positiveInteger(value: unknown, field: string): number {
@@ -57,6 +69,15 @@ function positiveInteger(value: unknown, field: string): number {
     throw configurationError('invalid_option', field, 'must be a positive integer (createLoginThrottle)');
   }
   return value;
+}
+
+/** `knownCallerSeconds` at most, as `oauth.bruteForce.knownCallerSeconds`. */
+const MAX_KNOWN_CALLER_SECONDS = 30 * 24 * 3600;
+
+function knownCallerSeconds(value: unknown): number {
+  const seconds = positiveInteger(value, 'knownCallerSeconds');
+  if (seconds > MAX_KNOWN_CALLER_SECONDS) throw configurationError('invalid_option', 'knownCallerSeconds', `must be at most ${MAX_KNOWN_CALLER_SECONDS} (createLoginThrottle)`);
+  return seconds;
 }
 
 function stringArgument(value: unknown, argument: string): string {
@@ -127,6 +148,7 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
     name: 'login',
     store: options.store,
   });
+  const markLifetimeMs = knownCallerSeconds(options.knownCallerSeconds ?? 24 * 3600) * 1000;
   // An attempt is one store call with the platform's default deadline, like client
   // authentication's (docs/stores.md#deadlines-and-outages). On a pool it takes one connection
   // from the pool's local queue for the whole attempt, and its deadline starts there: past it the
@@ -135,23 +157,74 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
   // that stopped answering as long as it stays silent (its offline queue, a partition): without
   // the deadline the host's login page would hang as long. A count that landed late or part-way
   // is given back once the store answers, so an outage never counts as failed logins.
-  const throttle = shared
-    ? guardedThrottle(counting, createStoreGuard({ name: 'login throttle (OAuth store)', timeoutMs: LOGIN_COUNT_TIMEOUT_MS, logger: silentLogger, lane }), 'as-is')
-    : counting;
+  const guard = shared ? createStoreGuard({ name: 'login throttle (OAuth store)', timeoutMs: LOGIN_COUNT_TIMEOUT_MS, logger: silentLogger, lane }) : undefined;
+  const throttle = guard ? guardedThrottle(counting, guard, 'as-is') : counting;
+  // The marks' calls fail as the counts' do (a StoreTimeoutError, StoreFailedError or StoreBusyError).
+  const calls: MarkCalls = guard ? { run: (work) => guard.ask(work) } : { run: (work) => work() };
+  // This process's clock: a shared store's marks end on the store's own.
+  const now = () => performance.now();
+  const known = knownCallers(knownCallerMarks(options.store, { lifetimeMs: markLifetimeMs, most: KNOWN_CALLERS_PER_CLIENT, name: 'login', now }), calls, {
+    lifetimeMs: markLifetimeMs,
+    now,
+  });
+
+  /**
+   * The attempt, counted on the caller's /56. When others' failures filled that count, an address
+   * that signed this user in recently is counted on its own instead: a neighbour in the /56 (a
+   * mobile carrier's or a hosting provider's other customer) never locks the user out of it.
+   * Nobody becomes known without the password, and an address that is not known meets the /56's
+   * refusal, which checks no password, so guesses spread over the /56 stay bounded and the
+   * answer to a right password from it tells nothing.
+   */
+  const attemptFor = async (caller: Caller, user: string): Promise<ThrottledAttempt> => {
+    const attempt = await throttle.attempt(countedKeys(caller.counted, user));
+    if (attempt.retryAfter === 0 || !ownAddress(caller)) return attempt;
+    if (!(await known.isKnown(user, caller.exact))) return attempt;
+    return throttle.attempt(countedKeys(caller.exact, user));
+  };
+
   return {
     async attempt(username, ip) {
-      const address = countedAddress(stringArgument(ip, 'ip'));
+      const given = stringArgument(ip, 'ip');
+      const caller: Caller = { counted: countedAddress(given), exact: exactAddress(given) };
       const user = countedUserName(stringArgument(username, 'username'));
-      // The address first, as createFailureThrottle asks; JSON keeps the pair apart whatever characters a user name holds.
-      const keys = [
-        { kind: ADDRESS, id: address },
-        { kind: ADDRESS_AND_USER, id: JSON.stringify([address, user]) },
-      ];
-      const attempt = await throttle.attempt(keys);
-      // The password was right whatever the store does now: the login goes on. A give-back the
-      // store cannot take is tried again once it answers (guardedThrottle), never the host's error,
-      // and one the store is slow to take holds the sign-in no longer than the store's deadline.
-      return { retryAfter: attempt.retryAfter, succeeded: () => attempt.release().catch(() => undefined) };
+      const attempt = await attemptFor(caller, user);
+      return {
+        retryAfter: attempt.retryAfter,
+        // The password was right whatever the store does now: the login goes on. A give-back the
+        // store cannot take is tried again once it answers (guardedThrottle), never the host's error,
+        // and one the store is slow to take holds the sign-in no longer than the store's deadline;
+        // the mark, written beside it, neither (one the store fails is written at the next sign-in).
+        // A refused attempt checked no password: it marks nothing, whatever its caller says.
+        succeeded: async () => {
+          const giveBack = attempt.release().catch(() => undefined);
+          const mark = attempt.retryAfter === 0 && ownAddress(caller) ? atMost(LOGIN_COUNT_TIMEOUT_MS, known.proved(user, caller.exact)) : undefined;
+          await Promise.all([giveBack, mark]);
+        },
+      };
     },
   };
+}
+
+/** The caller's address as the counts take it (an IPv6 address by its /56) and its own. */
+interface Caller {
+  readonly counted: string;
+  readonly exact: string;
+}
+
+/**
+ * The counts take more than the caller's own address: an IPv6 /56. Elsewhere (an IPv4 address,
+ * behind one NAT) whoever shares the address is the same caller to the counts, known or not, so
+ * it is never marked.
+ */
+function ownAddress(caller: Caller): boolean {
+  return caller.exact !== caller.counted;
+}
+
+/** The address first, as createFailureThrottle asks; JSON keeps the pair apart whatever characters a user name holds. */
+function countedKeys(address: string, user: string): CountedKey[] {
+  return [
+    { kind: ADDRESS, id: address },
+    { kind: ADDRESS_AND_USER, id: JSON.stringify([address, user]) },
+  ];
 }

@@ -160,7 +160,7 @@ async function giveBack(windows: FailureWindows, pending: Set<string>, attemptId
 }
 
 /** Settles as `work` does, or resolves after `ms` while `work` goes on, whichever comes first. */
-function atMost(ms: number, work: Promise<void>): Promise<void> {
+export function atMost(ms: number, work: Promise<void>): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const waited = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, ms);

@@ -138,7 +138,8 @@ function countedUserName(username: string): string {
 export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginThrottle {
   const lane = (options.store as { connection?: StoreConnection } | undefined)?.connection?.lane;
   // The Redis and PostgreSQL stores say where the counts live; in memory nothing can fail or hang.
-  const shared = sharedWindowsOf(options.store) !== undefined;
+  const sharedWindows = sharedWindowsOf(options.store);
+  const shared = sharedWindows !== undefined;
   const counting = createFailureThrottle({
     failures: {
       [ADDRESS]: positiveInteger(options.addressFailures ?? 100, 'addressFailures'),
@@ -161,8 +162,8 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
   const throttle = guard ? guardedThrottle(counting, guard, 'as-is') : counting;
   // The marks' calls fail as the counts' do (a StoreTimeoutError, StoreFailedError or StoreBusyError).
   const calls: MarkCalls = guard ? { run: (work) => guard.ask(work) } : { run: (work) => work() };
-  // This process's clock: a shared store's marks end on the store's own.
-  const now = () => performance.now();
+  // A shared store's marks end on the store's clock: this process's copy of them ages on it too.
+  const now = sharedWindows ? () => sharedWindows.now() : () => performance.now();
   const known = knownCallers(knownCallerMarks(options.store, { lifetimeMs: markLifetimeMs, most: KNOWN_CALLERS_PER_CLIENT, name: 'login', now }), calls, {
     lifetimeMs: markLifetimeMs,
     now,

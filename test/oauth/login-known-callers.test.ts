@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createLoginThrottle, type LoginThrottleOptions } from '../../src/oauth/login-throttle.js';
 import type { OAuthStore } from '../../src/oauth/store/types.js';
 import { serve, type Served } from '../support/net.js';
+import { testClock } from './compliance/helpers.js';
 import { describePostgres, describeRedis } from '../support/services.js';
 import { memoryStores, postgresStores, redisStores, storesForEachTest, type StoreFactory } from './shared-stores.js';
 
@@ -54,6 +55,18 @@ async function loginPage(store: OAuthStore, options: Omit<LoginThrottleOptions, 
   return serve(app);
 }
 
+/** One sign-in as `ip`: the answer's status. */
+async function signIn(page: Served, ip: string, password: string, username = USER): Promise<number> {
+  const response = await fetch(`${page.url}/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': ip },
+    body: new URLSearchParams({ username, password }).toString(),
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
 function knownCallerSuite(makeStores: () => StoreFactory) {
   const stores = storesForEachTest(makeStores);
   const pages: Served[] = [];
@@ -64,17 +77,6 @@ function knownCallerSuite(makeStores: () => StoreFactory) {
     const page = await loginPage(stores().open(), options);
     pages.push(page);
     return page;
-  };
-  /** One sign-in as `ip`: the answer's status. */
-  const signIn = async (page: Served, ip: string, password: string, username = USER): Promise<number> => {
-    const response = await fetch(`${page.url}/login`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': ip },
-      body: new URLSearchParams({ username, password }).toString(),
-    });
-    await response.arrayBuffer();
-    return response.status;
   };
   const statuses = async (count: number, send: (i: number) => Promise<number>) => {
     const seen: number[] = [];
@@ -141,16 +143,6 @@ function sharedSuite(makeStores: () => StoreFactory) {
     try {
       pages.push(await loginPage(stores.open()), await loginPage(stores.open()));
       const [first, second] = pages as [Served, Served];
-      const signIn = async (page: Served, ip: string, password: string) => {
-        const response = await fetch(`${page.url}/login`, {
-          method: 'POST',
-          redirect: 'manual',
-          headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': ip },
-          body: new URLSearchParams({ username: USER, password }).toString(),
-        });
-        await response.arrayBuffer();
-        return response.status;
-      };
       expect(await signIn(first, USER_PHONE, PASSWORD)).toBe(303);
       for (let i = 0; i < FAILURES; i++) expect(await signIn(i % 2 ? first : second, GUESSER, `wrong-${i}`)).toBe(401);
       expect(await signIn(second, GUESSER, 'wrong')).toBe(429);
@@ -158,6 +150,26 @@ function sharedSuite(makeStores: () => StoreFactory) {
       expect(await signIn(second, UNSEEN, PASSWORD)).toBe(429);
     } finally {
       await Promise.all(pages.map((page) => page.close()));
+      await stores.close();
+    }
+  });
+
+  it('an address is known for knownCallerSeconds from its latest sign-in, one while its /56 is locked included; past it, the locked /56 holds it too', async () => {
+    const stores = makeStores();
+    const clock = testClock();
+    const page = await loginPage(stores.open(clock.now), { knownCallerSeconds: 60, windowSeconds: 900 });
+    try {
+      expect(await signIn(page, USER_PHONE, PASSWORD)).toBe(303);
+      for (let i = 0; i < FAILURES; i++) expect(await signIn(page, GUESSER, `wrong-${i}`)).toBe(401);
+      expect(await signIn(page, GUESSER, 'wrong')).toBe(429);
+      clock.advance(50);
+      expect(await signIn(page, USER_PHONE, PASSWORD)).toBe(303);
+      clock.advance(50);
+      expect(await signIn(page, USER_PHONE, PASSWORD)).toBe(303);
+      clock.advance(61);
+      expect(await signIn(page, USER_PHONE, PASSWORD)).toBe(429);
+    } finally {
+      await page.close();
       await stores.close();
     }
   });

@@ -116,6 +116,16 @@ function loginThrottleSuite(makeStores: () => StoreFactory) {
     expect((await logins.attempt('demo', '198.51.100.1')).retryAfter).toBeGreaterThan(0);
   });
 
+  it('succeeded() on an attempt refused at the limit checked no password: it makes its address no known caller of the user', async () => {
+    const logins = throttle(3);
+    // 2001:db8:0:a1::9 fills the count of its /56 for demo; 2001:db8:0:a0::1 shares the /56.
+    for (let i = 0; i < 3; i++) await logins.attempt('demo', '2001:db8:0:a1::9');
+    const refused = await logins.attempt('demo', '2001:db8:0:a0::1');
+    expect(refused.retryAfter).toBeGreaterThan(0);
+    await refused.succeeded();
+    expect((await logins.attempt('demo', '2001:db8:0:a0::1')).retryAfter).toBeGreaterThan(0);
+  });
+
   it('succeeded() gives back the reservation once, however often it is called', async () => {
     const logins = throttle(2);
     await logins.attempt('demo', '198.51.100.1');
@@ -148,10 +158,19 @@ describe('createLoginThrottle: failed logins per address and user name, and per 
     [{ addressFailures: 0 }, 'addressFailures'],
     [{ addressFailures: '100' as never }, 'addressFailures'],
     [{ windowSeconds: -1 }, 'windowSeconds'],
+    [{ knownCallerSeconds: 0 }, 'knownCallerSeconds'],
+    [{ knownCallerSeconds: 1.5 }, 'knownCallerSeconds'],
   ])('refuses %j at creation, naming %s', (options, field) => {
     expect(() => createLoginThrottle(options)).toThrow(
       expect.objectContaining({ code: 'invalid_option', field, message: `courier-platform: ${field}: must be a positive integer (createLoginThrottle)` }),
     );
+  });
+
+  it('refuses a knownCallerSeconds past 30 days, as oauth.bruteForce.knownCallerSeconds; takes 30 days', () => {
+    expect(() => createLoginThrottle({ knownCallerSeconds: 30 * 24 * 3600 + 1 })).toThrow(
+      expect.objectContaining({ code: 'invalid_option', field: 'knownCallerSeconds', message: 'courier-platform: knownCallerSeconds: must be at most 2592000 (createLoginThrottle)' }),
+    );
+    expect(() => createLoginThrottle({ knownCallerSeconds: 30 * 24 * 3600 })).not.toThrow();
   });
 
   it('two instances in memory count apart: memory is per process', async () => {

@@ -2,7 +2,8 @@
  * The host's own login page: the platform sends users here with `return_to` when it needs a
  * signed-in user, and `authenticate(cookies)` reads the session this page starts. Failed attempts
  * are limited per address and user name, and per address, with the library's
- * `createLoginThrottle()`: a guesser slows only its own address, never the user's sign-in.
+ * `createLoginThrottle()`: a guesser slows only its own address (an IPv6 address's /56), never the
+ * user's sign-in from an address that signed the user in before.
  */
 import { createLoginThrottle, type OAuthStore, type OAuthUser } from 'courier-platform';
 import { crossSiteRefusal, formFields, readForm, refused, type FormTokens } from './forms.js';
@@ -112,6 +113,8 @@ export function createLogin({ publicUrl, sessions, tokens, secure, store }: Logi
     if (username !== DEMO_USER.username || password !== DEMO_USER.password) {
       return formPage(request, 401, { returnTo, username, message: 'Wrong user name or password.' });
     }
+    // After the right password only: it gives the attempt back and makes this address known to the
+    // user, so a neighbour's guesses in its IPv6 /56 do not lock the user out of it.
     await attempt.succeeded();
     const session = await sessions.start(request.header('cookie'), { sub: DEMO_USER.claims.sub, auth_time: Math.floor(Date.now() / 1000) });
     return redirect(303, returnTo, [session, clearCookie(PRE_SESSION_COOKIE, secure, '/login')]);

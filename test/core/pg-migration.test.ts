@@ -44,8 +44,8 @@ describePostgres('PostgreSQL stores sharing one fresh schema', () => {
       }).flat();
       const outcomes = await Promise.allSettled(firstCalls);
       expect(outcomes.filter((outcome) => outcome.status === 'rejected'), `round ${round}`).toEqual([]);
-      // The OAuth store's six tables, the quota's counters and rules, the usage history.
-      expect(await tables(schema)).toBe(9);
+      // The OAuth store's seven tables, the quota's counters and rules, the usage history.
+      expect(await tables(schema)).toBe(10);
     }
   });
 
@@ -65,7 +65,7 @@ describePostgres('PostgreSQL stores sharing one fresh schema', () => {
       }).flat();
       const outcomes = await Promise.allSettled(starts);
       expect(outcomes.filter((outcome) => outcome.status === 'rejected'), `round ${round}`).toEqual([]);
-      expect(await tables(schema)).toBe(9);
+      expect(await tables(schema)).toBe(10);
     }
   });
 });

@@ -160,11 +160,15 @@ export async function authenticateClient(request: PlatformRequest, form: Record<
   if (secret === undefined) throw failed(presented.clientId, context);
   const ip = context.clientIp(request);
   const caller: Caller = { counted: countedAddress(ip), exact: exactAddress(ip) };
-  if (remembered(known, secret, context)) {
-    if (!context.lockedAddresses.isLocked(caller.counted)) return provedBy(caller, known, context);
-    // The caller's /56 was answered 429: a known caller of the client whose own address was not
-    // is judged as any caller outside it would be, and a remembered secret skips the limit.
-    if (ownAddress(caller) && !context.lockedAddresses.isLocked(caller.exact) && (await context.knownCallers.isKnown(known.id, caller.exact))) return provedBy(caller, known, context);
+  const rightAndRemembered = remembered(known, secret, context);
+  if (rightAndRemembered && !context.lockedAddresses.isLocked(caller.counted)) return provedBy(caller, known, context);
+  // The caller's /56 was answered 429: a known caller of the client whose own address was not
+  // is judged as any caller outside it would be, and a remembered secret skips the limit. The
+  // lookup is made whether or not the secret is right, so that no caller in the /56 can tell a
+  // right secret from a wrong one by the store work (and the time) its 429 took.
+  if (ownAddress(caller) && context.lockedAddresses.isLocked(caller.counted) && !context.lockedAddresses.isLocked(caller.exact)) {
+    const isKnown = await context.knownCallers.isKnown(presented.clientId, caller.exact);
+    if (isKnown && rightAndRemembered) return provedBy(caller, known, context);
   }
   // Hashed: the secret stays out of the map, which lives only as long as the check. By the exact
   // address: callers of one /56 may meet different limits (a known caller and a stranger).

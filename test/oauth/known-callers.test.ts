@@ -137,6 +137,44 @@ function sharedSuite(makeStores: () => StoreFactory) {
 
 describeRedis('known callers with the Redis store', () => {
   sharedSuite(redisStores);
+
+  it("RFC 6749 10.10: from an address of a locked /56 that is not known, a right secret costs the store the same work as a wrong one, so its 429's timing tells nothing", async () => {
+    const stores = redisStores();
+    const clock = testClock();
+    const monitor = await stores.client().monitor();
+    const lookups: string[] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0]?.toUpperCase() === 'ZSCORE' && args[1]?.startsWith(stores.prefix)) lookups.push(args[1]);
+    });
+    try {
+      const host = await startHost('express', {
+        clock,
+        oauth: { store: stores.open(clock.now), clients: await cheapClients(), storeTimeoutMs: 30_000 },
+        platform: { clientIp: (request) => header(request, 'x-test-ip') },
+      });
+      const token = (ip: string, secret: string) =>
+        postFormFrom('127.0.0.1', `${host.origin}/oauth/token`, { grant_type: 'client_credentials' }, { authorization: basic(SERVICE.id, secret), 'x-test-ip': ip });
+      // The process remembers the right secret, then the guesser's /56 is locked.
+      expect((await token(CLIENT_SERVER, SERVICE.secret)).status).toBe(200);
+      for (let i = 0; i <= LIMIT; i++) await token(GUESSER, WRONG);
+      const lookupsOf = async (secret: string, i: number) => {
+        const before = lookups.length;
+        expect((await token(`2001:db8:3:d0::${(0x100 + i).toString(16)}`, secret)).status).toBe(429);
+        // MONITOR reports a command after it ran; one more round trip makes sure it arrived.
+        await stores.client().ping();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return lookups.length - before;
+      };
+      const right = [await lookupsOf(SERVICE.secret, 1), await lookupsOf(SERVICE.secret, 2)];
+      const wrong = [await lookupsOf(WRONG, 3), await lookupsOf(WRONG, 4)];
+      expect(right[0]).toBeGreaterThan(0);
+      expect(right).toEqual(wrong);
+    } finally {
+      monitor.disconnect();
+      await closeHosts();
+      await stores.close();
+    }
+  });
 });
 
 describePostgres('known callers with the PostgreSQL store', () => {

@@ -16,6 +16,12 @@ import { basic, closeHosts, SERVICE, startHost, testClock, type AdapterName, typ
 import { memoryStores, postgresStores, redisStores, type StoreFactory } from './shared-stores.js';
 
 const LIMIT = 10;
+
+const statuses = async (count: number, send: (i: number) => Promise<Answer>) => {
+  const seen: number[] = [];
+  for (let i = 0; i < count; i++) seen.push((await send(i)).status);
+  return seen;
+};
 const WRONG = 'wrong-secret-1234';
 /** Two customers' servers of one hosting provider: one /56, different /64s. */
 const GUESSER = '2001:db8:3:d0::1:1';
@@ -44,11 +50,6 @@ function knownCallerSuite(makeStores: () => StoreFactory) {
   /** A client_credentials token request for the service client, as from `ip`. */
   const token = (host: TestHost, ip: string, secret: string): Promise<Answer> =>
     postFormFrom('127.0.0.1', `${host.origin}/oauth/token`, { grant_type: 'client_credentials' }, { authorization: basic(SERVICE.id, secret), 'x-test-ip': ip });
-  const statuses = async (count: number, send: (i: number) => Promise<Answer>) => {
-    const seen: number[] = [];
-    for (let i = 0; i < count; i++) seen.push((await send(i)).status);
-    return seen;
-  };
   const locked = Array<number>(2).fill(429);
 
   it("RFC 6749 10.10: a stranger's guesses lock its /56, but not the client's server in it that proved the secret before: it keeps getting tokens from its own address", async () => {
@@ -137,6 +138,33 @@ function sharedSuite(makeStores: () => StoreFactory) {
 
 describeRedis('known callers with the Redis store', () => {
   sharedSuite(redisStores);
+
+  it('a known-callers key of another type is read as no mark (429, not 503) and written over by the next proof', async () => {
+    const stores = redisStores();
+    const clock = testClock();
+    try {
+      const host = await startHost('express', {
+        clock,
+        oauth: { store: stores.open(clock.now), clients: await cheapClients(), storeTimeoutMs: 30_000 },
+        platform: { clientIp: (request) => header(request, 'x-test-ip') },
+      });
+      const token = (ip: string, secret: string) =>
+        postFormFrom('127.0.0.1', `${host.origin}/oauth/token`, { grant_type: 'client_credentials' }, { authorization: basic(SERVICE.id, secret), 'x-test-ip': ip });
+      expect((await token(CLIENT_SERVER, SERVICE.secret)).status).toBe(200);
+      const [key] = await stores.client().keys(`${stores.prefix}known-callers:*`);
+      await stores.client().set(key!, 'not a sorted set');
+      expect(await statuses(LIMIT + 2, () => token(GUESSER, WRONG))).toEqual([...Array<number>(LIMIT).fill(401), 429, 429]);
+      // Its mark is gone with the key: the client's server meets the locked /56 like a stranger.
+      expect((await token(CLIENT_SERVER, SERVICE.secret)).status).toBe(429);
+      expect((await token(UNSEEN_SERVER, SERVICE.secret)).status).toBe(429);
+      // A proof from elsewhere writes the client's marks again.
+      expect((await token('2001:db8:9::1', SERVICE.secret)).status).toBe(200);
+      expect(await stores.client().type(key!)).toBe('zset');
+    } finally {
+      await closeHosts();
+      await stores.close();
+    }
+  });
 
   it("RFC 6749 10.10: from an address of a locked /56 that is not known, a right secret costs the store the same work as a wrong one, so its 429's timing tells nothing", async () => {
     const stores = redisStores();

@@ -207,8 +207,13 @@ return {n, redis.call('PTTL', KEYS[1])}
  * callers, each scored by when its mark ends; ARGV caller, now (ms), lifetime (ms), most kept.
  * Ended marks leave first, then all but the most recent ones; the key goes a lifetime after its
  * last mark. Every mark lasts as long from its write, so the highest scores are the most recent.
+ * The marks are the platform's own and can be written again, so a key of another type in their
+ * place (written around the platform) is deleted rather than left to fail every lookup; until a
+ * mark is written again, KNOWN_CALLER reads such a key as no mark (docs/oauth.md#brute-force-limits).
  */
 export const REMEMBER_CALLER = script(`
+local kind = redis.call('TYPE', KEYS[1]).ok
+if kind ~= 'zset' and kind ~= 'none' then redis.call('DEL', KEYS[1]) end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
 redis.call('ZADD', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]), ARGV[1])
 redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(tonumber(ARGV[4]) + 1))
@@ -218,6 +223,7 @@ return 1
 
 /** Whether a caller's mark (REMEMBER_CALLER) is live: KEYS[1] the client's zset; ARGV caller, now (ms). Answers 1 or 0. */
 export const KNOWN_CALLER = script(`
+if redis.call('TYPE', KEYS[1]).ok ~= 'zset' then return 0 end
 local ends = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if ends and tonumber(ends) > tonumber(ARGV[2]) then return 1 end
 return 0

@@ -18,7 +18,7 @@ import { adminRoute, parseQuery, queryId } from './route.js';
 export interface UsageDeps {
   logger: Logger;
   usage: QuotaUsageStore;
-  quota: Pick<QuotaService, 'inspect'>;
+  quota: Pick<QuotaService, 'inspect' | 'forgetCounts'>;
   /** The quota's store guard: a failure or a late answer is a 503 (docs/errors.md), counted in the metrics like the guard's own calls. */
   storeGuard: Pick<StoreGuard, 'run'>;
   now: () => number;
@@ -135,6 +135,7 @@ export function usageRoutes(basePath: string, access: AdminAccessCheck, deps: Us
         const { client_id: clientId, api_path: rawPath } = parseQuery(request, resetQuery);
         const apiPath = rawPath === undefined ? undefined : normalizeApiPath(rawPath);
         const endpoints = await stored((call) => deps.usage.reset(clientId, apiPath, call));
+        deps.quota.forgetCounts(clientId, apiPath);
         deps.logger.info({ clientId, apiPath: apiPath ?? '(all)', endpoints }, 'admin: quota usage reset');
         return ok({ client_id: clientId, api_path: apiPath ?? null, endpoints });
       },

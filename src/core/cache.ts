@@ -115,6 +115,12 @@ export class PairCache<V> {
     this.byFirst.set(first, bySecond);
   }
 
+  /** Drops one pair, or every pair of `first` when `second` is undefined. */
+  delete(first: string, second?: string): void {
+    if (second === undefined) this.byFirst.delete(first);
+    else this.byFirst.peek(first)?.delete(second);
+  }
+
   clear(): void {
     this.byFirst.clear();
   }

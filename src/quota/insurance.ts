@@ -38,6 +38,8 @@ export interface InsuranceLimiter {
   unanswered(request: ConsumeRequest): void;
   /** The answer of a call counted as unanswered arrived after all. */
   answeredLate(request: ConsumeRequest, used: readonly number[]): void;
+  /** The store's counters were reset: what it reported and what this process admitted on its own no longer count. */
+  forget(clientId: string, apiPath?: string): void;
   /** Admits or rejects one call against the local counts, and counts it when admitted. */
   decide(base: DecisionBase, rule: ResolvedQuotaRule): QuotaAdmitted | QuotaRejected;
 }
@@ -91,6 +93,10 @@ export function createInsuranceLimiter(enabled: boolean, calendar: QuotaCalendar
   return {
     remember(request, used) {
       onWindows(request, (minute, day, minuteAt, dayAt) => store(minute, day, used, minuteAt, dayAt));
+    },
+
+    forget(clientId, apiPath) {
+      known.delete(clientId, apiPath);
     },
 
     unanswered(request) {

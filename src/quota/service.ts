@@ -56,6 +56,11 @@ export interface QuotaService {
   ready(): Promise<void>;
   /** Stored rules changed through this process (the admin API): the next calls read them afresh. */
   forgetRules(): void;
+  /**
+   * Counters reset through this process (the admin API): the insurance limit starts again from
+   * the store's next counts instead of those it reported before the reset.
+   */
+  forgetCounts(clientId: string, apiPath?: string): void;
 }
 
 /** The guard passes the token's client_id; an empty one is a bug in the caller, not a client's mistake. */
@@ -197,6 +202,7 @@ export function buildQuotaService(config: QuotaConfig, emit?: EmitQuotaEvent, st
     },
 
     forgetRules: () => rules.forget(),
+    forgetCounts: (clientId, apiPath) => insurance.forget(clientId, apiPath),
 
     consume(clientId, rawPath) {
       // Whatever goes wrong here (a malformed path, a clock that answers NaN) is a rejection, never

@@ -83,6 +83,13 @@ async function damagedCounter(store: QuotaStore, damage: () => Promise<void>, oa
   for (let i = 0; i < 3; i++) expect((await ping(h, damaged)).status).toBe(200);
   expect(await storedMinute(h)).toBe(3);
   expect(quotaLines()).toHaveLength(1);
+
+  // Damaged again: the insurance limit starts from the store's count since the reset (3 of 5),
+  // not from what it counted before it.
+  await damage();
+  const again: number[] = [];
+  for (let i = 0; i < 4; i++) again.push((await ping(h, damaged)).status);
+  expect(again).toEqual([200, 200, 429, 429]);
 }
 
 describeRedis('a damaged counter in a Redis quota store', () => {

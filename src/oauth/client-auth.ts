@@ -5,11 +5,11 @@
  */
 import { createHash } from 'node:crypto';
 import { readBasicAuth } from '../core/basic-auth.js';
-import { countedAddress, exactAddress } from '../core/client-address.js';
 import { header, type PlatformRequest } from '../core/http.js';
 import { isClientId } from './client-record.js';
 import { verifyClientSecret } from './client-secret.js';
 import type { OAuthContext } from './context.js';
+import { callerAt, ownAddress, type Caller } from './known-callers.js';
 import { OAuthProtocolError } from './errors.js';
 import type { BruteForceOptions } from './options.js';
 import type { OAuthClientRecord } from './store/types.js';
@@ -159,7 +159,7 @@ export async function authenticateClient(request: PlatformRequest, form: Record<
   const { secret } = presented;
   if (secret === undefined) throw failed(presented.clientId, context);
   const ip = context.clientIp(request);
-  const caller: Caller = { counted: countedAddress(ip), exact: exactAddress(ip) };
+  const caller = callerAt(ip);
   const rightAndRemembered = remembered(known, secret, context);
   if (rightAndRemembered && !context.lockedAddresses.isLocked(caller.counted)) return provedBy(caller, known, context);
   // The caller's /56 was answered 429: a known caller of the client whose own address was not
@@ -178,17 +178,6 @@ export async function authenticateClient(request: PlatformRequest, form: Record<
   const check = checkPresented(caller, { clientId: presented.clientId, secret }, known, context).finally(() => context.clientChecks.delete(key));
   context.clientChecks.set(key, check);
   return check;
-}
-
-/** The caller's address as the limits count it (an IPv6 address by its /56) and its own. */
-interface Caller {
-  readonly counted: string;
-  readonly exact: string;
-}
-
-/** The limits count more than the caller's own address: an IPv6 /56. */
-function ownAddress(caller: Caller): boolean {
-  return caller.exact !== caller.counted;
 }
 
 /**

@@ -12,6 +12,7 @@
  * kept, each for its lifetime from its last write.
  */
 import { createHash } from 'node:crypto';
+import { countedAddress, exactAddress } from '../core/client-address.js';
 import { BoundedCache } from '../core/cache.js';
 import { sharedWindowsOf } from './failure-windows.js';
 import { KNOWN_CALLER, REMEMBER_CALLER } from './store/redis-scripts.js';
@@ -33,6 +34,25 @@ export interface KnownCallerOptions {
   name: string;
   /** The clock of marks kept in memory (a shared store uses its own). */
   now: () => number;
+}
+
+/** A caller's address as the limits count it (an IPv6 address by its /56) and its own. */
+export interface Caller {
+  readonly counted: string;
+  readonly exact: string;
+}
+
+export function callerAt(ip: string): Caller {
+  return { counted: countedAddress(ip), exact: exactAddress(ip) };
+}
+
+/**
+ * The limits count more than the caller's own address: an IPv6 /56. Only such a caller is
+ * marked: elsewhere (an IPv4 address, behind one NAT) whoever shares the address is the same
+ * caller to the limits, known or not.
+ */
+export function ownAddress(caller: Caller): boolean {
+  return caller.exact !== caller.counted;
 }
 
 /** Marks kept per client: a client calling from more addresses keeps the most recent of them. */

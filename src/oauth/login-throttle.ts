@@ -3,13 +3,12 @@
  * client authentication's, in process or in the platform's Redis or PostgreSQL store, with the
  * addresses that signed a user in known to that user as client authentication knows its callers.
  */
-import { countedAddress, exactAddress } from '../core/client-address.js';
 import { configurationError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
 import { createStoreGuard } from '../core/store-guard.js';
 import type { StoreConnection } from '../core/store-connection.js';
 import { sharedWindowsOf } from './failure-windows.js';
-import { KNOWN_CALLERS_PER_CLIENT, knownCallerMarks, knownCallers, type MarkCalls } from './known-callers.js';
+import { callerAt, KNOWN_CALLERS_PER_CLIENT, knownCallerMarks, knownCallers, ownAddress, type Caller, type MarkCalls } from './known-callers.js';
 import type { OAuthStore } from './store/types.js';
 import { atMost, createFailureThrottle, guardedThrottle, type CountedKey, type ThrottledAttempt } from './throttle.js';
 
@@ -187,7 +186,7 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
   return {
     async attempt(username, ip) {
       const given = stringArgument(ip, 'ip');
-      const caller: Caller = { counted: countedAddress(given), exact: exactAddress(given) };
+      const caller = callerAt(given);
       const user = countedUserName(stringArgument(username, 'username'));
       const attempt = await attemptFor(caller, user);
       return {
@@ -205,21 +204,6 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
       };
     },
   };
-}
-
-/** The caller's address as the counts take it (an IPv6 address by its /56) and its own. */
-interface Caller {
-  readonly counted: string;
-  readonly exact: string;
-}
-
-/**
- * The counts take more than the caller's own address: an IPv6 /56. Elsewhere (an IPv4 address,
- * behind one NAT) whoever shares the address is the same caller to the counts, known or not, so
- * it is never marked.
- */
-function ownAddress(caller: Caller): boolean {
-  return caller.exact !== caller.counted;
 }
 
 /** The address first, as createFailureThrottle asks; JSON keeps the pair apart whatever characters a user name holds. */

@@ -139,17 +139,22 @@ function sharedSuite(makeStores: () => StoreFactory) {
 describeRedis('known callers with the Redis store', () => {
   sharedSuite(redisStores);
 
+  /** An Express host on the stores; the token endpoint's client_credentials request for the service client, as from `ip`. */
+  async function tokenEndpoint(stores: StoreFactory, clock: TestClock) {
+    const host = await startHost('express', {
+      clock,
+      oauth: { store: stores.open(clock.now), clients: await cheapClients(), storeTimeoutMs: 30_000 },
+      platform: { clientIp: (request) => header(request, 'x-test-ip') },
+    });
+    return (ip: string, secret: string) =>
+      postFormFrom('127.0.0.1', `${host.origin}/oauth/token`, { grant_type: 'client_credentials' }, { authorization: basic(SERVICE.id, secret), 'x-test-ip': ip });
+  }
+
   it('a known-callers key of another type is read as no mark (429, not 503) and written over by the next proof', async () => {
     const stores = redisStores();
     const clock = testClock();
     try {
-      const host = await startHost('express', {
-        clock,
-        oauth: { store: stores.open(clock.now), clients: await cheapClients(), storeTimeoutMs: 30_000 },
-        platform: { clientIp: (request) => header(request, 'x-test-ip') },
-      });
-      const token = (ip: string, secret: string) =>
-        postFormFrom('127.0.0.1', `${host.origin}/oauth/token`, { grant_type: 'client_credentials' }, { authorization: basic(SERVICE.id, secret), 'x-test-ip': ip });
+      const token = await tokenEndpoint(stores, clock);
       expect((await token(CLIENT_SERVER, SERVICE.secret)).status).toBe(200);
       const [key] = await stores.client().keys(`${stores.prefix}known-callers:*`);
       await stores.client().set(key!, 'not a sorted set');
@@ -175,13 +180,7 @@ describeRedis('known callers with the Redis store', () => {
       if (args[0]?.toUpperCase() === 'ZSCORE' && args[1]?.startsWith(stores.prefix)) lookups.push(args[1]);
     });
     try {
-      const host = await startHost('express', {
-        clock,
-        oauth: { store: stores.open(clock.now), clients: await cheapClients(), storeTimeoutMs: 30_000 },
-        platform: { clientIp: (request) => header(request, 'x-test-ip') },
-      });
-      const token = (ip: string, secret: string) =>
-        postFormFrom('127.0.0.1', `${host.origin}/oauth/token`, { grant_type: 'client_credentials' }, { authorization: basic(SERVICE.id, secret), 'x-test-ip': ip });
+      const token = await tokenEndpoint(stores, clock);
       // The process remembers the right secret, then the guesser's /56 is locked.
       expect((await token(CLIENT_SERVER, SERVICE.secret)).status).toBe(200);
       for (let i = 0; i <= LIMIT; i++) await token(GUESSER, WRONG);

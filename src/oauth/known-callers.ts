@@ -140,10 +140,17 @@ export interface KnownCallers {
 
 export function knownCallers(marks: KnownCallerMarks, guard: MarkCalls, options: { lifetimeMs: number; now: () => number }): KnownCallers {
   const written = new BoundedCache<string, true>({ max: MAX_WRITTEN, ttlMs: Math.min(REMARK_AFTER_MS, options.lifetimeMs / 4), now: options.now });
+  const keyOf = (clientId: string, caller: string) => JSON.stringify([clientId, caller]);
   return {
-    isKnown: (clientId, caller) => guard.run(() => marks.isKnown(clientId, caller)),
+    async isKnown(clientId, caller) {
+      const known = await guard.run(() => marks.isKnown(clientId, caller));
+      // A mark this process wrote and the store no longer holds (deleted, lost in a failover,
+      // pushed out by others) is written again at the caller's next success, not hours later.
+      if (!known) written.delete(keyOf(clientId, caller));
+      return known;
+    },
     async proved(clientId, caller) {
-      const key = JSON.stringify([clientId, caller]);
+      const key = keyOf(clientId, caller);
       if (written.get(key)) return;
       try {
         await guard.run(() => marks.remember(clientId, caller));

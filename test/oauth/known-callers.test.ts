@@ -140,10 +140,10 @@ describeRedis('known callers with the Redis store', () => {
   sharedSuite(redisStores);
 
   /** An Express host on the stores; the token endpoint's client_credentials request for the service client, as from `ip`. */
-  async function tokenEndpoint(stores: StoreFactory, clock: TestClock) {
+  async function tokenEndpoint(stores: StoreFactory, clock: TestClock, bruteForce?: BruteForceOptions) {
     const host = await startHost('express', {
       clock,
-      oauth: { store: stores.open(clock.now), clients: await cheapClients(), storeTimeoutMs: 30_000 },
+      oauth: { store: stores.open(clock.now), clients: await cheapClients(), storeTimeoutMs: 30_000, ...(bruteForce && { bruteForce }) },
       platform: { clientIp: (request) => header(request, 'x-test-ip') },
     });
     return (ip: string, secret: string) =>
@@ -165,6 +165,29 @@ describeRedis('known callers with the Redis store', () => {
       // A proof from elsewhere writes the client's marks again.
       expect((await token('2001:db8:9::1', SERVICE.secret)).status).toBe(200);
       expect(await stores.client().type(key!)).toBe('zset');
+    } finally {
+      await closeHosts();
+      await stores.close();
+    }
+  });
+
+  it("a caller's mark the store lost is written again at its next success once the lock has ended, and it is known again", async () => {
+    const stores = redisStores();
+    const clock = testClock();
+    try {
+      // A one-second window: the Redis store ends windows on its own clock.
+      const token = await tokenEndpoint(stores, clock, { windowSeconds: 1 });
+      expect((await token(CLIENT_SERVER, SERVICE.secret)).status).toBe(200);
+      const [key] = await stores.client().keys(`${stores.prefix}known-callers:*`);
+      await stores.client().del(key!);
+      expect(await statuses(LIMIT + 1, () => token(GUESSER, WRONG))).toEqual([...Array<number>(LIMIT).fill(401), 429]);
+      expect((await token(CLIENT_SERVER, SERVICE.secret)).status).toBe(429);
+      clock.advance(2);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      expect((await token(CLIENT_SERVER, SERVICE.secret)).status).toBe(200);
+      expect(await stores.client().type(key!)).toBe('zset');
+      expect(await statuses(LIMIT + 1, (i) => token(`2001:db8:3:d0::7:${i}`, WRONG))).toEqual([...Array<number>(LIMIT).fill(401), 429]);
+      expect((await token(CLIENT_SERVER, SERVICE.secret)).status).toBe(200);
     } finally {
       await closeHosts();
       await stores.close();

@@ -166,8 +166,9 @@ export async function authenticateClient(request: PlatformRequest, form: Record<
   // is judged as any caller outside it would be, and a remembered secret skips the limit. The
   // lookup is made whether or not the secret is right, so that no caller in the /56 can tell a
   // right secret from a wrong one by the store work (and the time) its 429 took.
+  let isKnown: boolean | undefined;
   if (ownAddress(caller) && context.lockedAddresses.isLocked(caller.counted) && !context.lockedAddresses.isLocked(caller.exact)) {
-    const isKnown = await context.knownCallers.isKnown(presented.clientId, caller.exact);
+    isKnown = await context.knownCallers.isKnown(presented.clientId, caller.exact);
     if (isKnown && rightAndRemembered) return provedBy(caller, known, context);
   }
   // Hashed: the secret stays out of the map, which lives only as long as the check. By the exact
@@ -175,7 +176,7 @@ export async function authenticateClient(request: PlatformRequest, form: Record<
   const key = createHash('sha256').update(JSON.stringify([caller.exact, presented.clientId, secret])).digest('base64url');
   const running = context.clientChecks.get(key);
   if (running) return running;
-  const check = checkPresented(caller, { clientId: presented.clientId, secret }, known, context).finally(() => context.clientChecks.delete(key));
+  const check = checkPresented(caller, isKnown, { clientId: presented.clientId, secret }, known, context).finally(() => context.clientChecks.delete(key));
   context.clientChecks.set(key, check);
   return check;
 }
@@ -196,19 +197,21 @@ async function provedBy(caller: Caller, client: OAuthClientRecord, context: OAut
  * that address instead: a neighbour in the /56 (another customer of a hosting provider) never
  * locks the client's servers out. Nobody becomes known without the secret, and an address that
  * is not known meets the /56's limit as before, so guesses spread over the /56 stay bounded.
+ * `isKnown`: what authenticateClient's lookup answered, when it made one (one lookup a request).
  */
-async function attemptFor(caller: Caller, clientId: string, context: OAuthContext): Promise<{ retryAfter: number; release(): Promise<void>; lockedAt: string }> {
+async function attemptFor(caller: Caller, isKnown: boolean | undefined, clientId: string, context: OAuthContext): Promise<{ retryAfter: number; release(): Promise<void>; lockedAt: string }> {
   const attempt = await context.clientAuthThrottle.attempt(countedKeys(caller.counted, clientId));
-  if (attempt.retryAfter === 0 || !ownAddress(caller)) return { ...attempt, release: () => attempt.release(), lockedAt: caller.counted };
+  const onItsNetwork = { retryAfter: attempt.retryAfter, release: () => attempt.release(), lockedAt: caller.counted };
+  if (attempt.retryAfter === 0 || !ownAddress(caller)) return onItsNetwork;
   // Other callers of the /56 get 429 for the right secret too: the remembered secret stops skipping the limit there.
   context.lockedAddresses.lock(caller.counted, attempt.retryAfter);
-  if (!(await context.knownCallers.isKnown(clientId, caller.exact))) return { ...attempt, release: () => attempt.release(), lockedAt: caller.counted };
+  if (!(isKnown ?? (await context.knownCallers.isKnown(clientId, caller.exact)))) return onItsNetwork;
   const own = await context.clientAuthThrottle.attempt(countedKeys(caller.exact, clientId));
   return { retryAfter: own.retryAfter, release: () => own.release(), lockedAt: caller.exact };
 }
 
-async function checkPresented(caller: Caller, presented: Required<PresentedCredentials>, known: OAuthClientRecord | undefined, context: OAuthContext): Promise<OAuthClientRecord> {
-  const attempt = await attemptFor(caller, presented.clientId, context);
+async function checkPresented(caller: Caller, isKnown: boolean | undefined, presented: Required<PresentedCredentials>, known: OAuthClientRecord | undefined, context: OAuthContext): Promise<OAuthClientRecord> {
+  const attempt = await attemptFor(caller, isKnown, presented.clientId, context);
   if (attempt.retryAfter > 0) {
     context.lockedAddresses.lock(attempt.lockedAt, attempt.retryAfter);
     throw new OAuthProtocolError('invalid_client', `too many failed client authentications; retry in ${attempt.retryAfter} seconds`, 429, {
